@@ -1,0 +1,107 @@
+// Deterministic layers: a sorted list of entries -> a tar stream -> a compressed blob,
+// in one streaming pass with bounded memory (read -> tar -> sha256 = diff_id ->
+// compress -> sha256 = digest -> blob file). This is the part of a build that touches
+// gigabytes; everything here is built for throughput on two cores.
+//
+// Not here: deciding which files go in a layer (build/plan) or where blobs live (layout).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fs/atomic_file.h"
+#include "oci/digest.h"
+#include "oci/result.h"
+
+namespace imgtool::archive {
+
+enum class EntryType { kFile, kDir, kSymlink, kHardlink };
+
+// One entry of a layer as it will appear in the tar. Metadata only: a file's content is
+// streamed from `source` (or taken from `content`) while the layer is written.
+struct Entry {
+  std::string path;          // in-image, relative: "usr/lib/x.so" (no leading "/" or "./",
+                             // no trailing "/", no "." or ".." components)
+  EntryType type = EntryType::kFile;
+  uint32_t mode = 0644;      // permission bits including setuid/setgid/sticky (07777)
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;         // kFile: bytes expected from source; a different count read is
+                             // an error ("changed while building")
+  std::string source;        // kFile: host path to stream from; empty when `content` is used
+  std::string content;       // kFile: inline content (generated files such as /etc/passwd)
+  std::string link_target;   // kSymlink: target as stored; kHardlink: in-image path of the
+                             // earlier entry it links to
+};
+
+enum class Compression { kGzip, kZstd, kNone };
+
+// "application/vnd.oci.image.layer.v1.tar+gzip" and friends.
+std::string LayerMediaType(Compression c);
+Result<Compression> CompressionFromName(const std::string& name);  // "gzip", "zstd", "none"
+Result<Compression> CompressionFromMediaType(const std::string& media_type);
+
+struct LayerOptions {
+  Compression compression = Compression::kGzip;
+  int64_t mtime = 0;  // SOURCE_DATE_EPOCH: every entry's mtime
+  // Called now and then with bytes of file content written so far and the total.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+struct WrittenLayer {
+  oci::Digest digest;    // sha256 of the compressed blob
+  oci::Digest diff_id;   // sha256 of the uncompressed tar
+  uint64_t size = 0;     // compressed bytes
+  uint64_t uncompressed_size = 0;
+  std::string media_type;
+  // sha256 of each kFile entry's content, index-aligned with `entries` (empty digest for
+  // entries of other types).
+  std::vector<oci::Digest> file_digests;
+};
+
+// Writes `entries` (sorted by path in byte order, parents before children, no
+// duplicates: checked, an error otherwise) as a tar into `out`, which the caller has
+// opened and will commit under the returned digest. Tar rules: numeric uid/gid, empty
+// uname/gname, mtime = options.mtime, no atime/ctime, ustar headers with PAX only where
+// needed (long names, big files). Gzip has a fixed header (MTIME 0, no name, OS 255) at
+// a fixed level; zstd uses fixed parameters, so the blob bytes depend only on the
+// entries and this library's version.
+Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOptions& options,
+                                fs::AtomicFile& out);
+
+// ---- Reading layers back (verify, diff, finding /etc/passwd in a base image) ----
+
+struct LayerFile {
+  std::string path;  // as in the tar, normalized: no leading "./" or "/", no trailing "/"
+  EntryType type = EntryType::kFile;
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t size = 0;
+  int64_t mtime = 0;
+  std::string link_target;
+  oci::Digest content_digest;  // kFile only
+};
+
+// Streams a layer blob (gzip, zstd or plain tar, detected from the bytes) and lists its
+// entries in tar order with the sha256 of each file's content.
+Result<std::vector<LayerFile>> ListLayer(const std::string& blob_path);
+
+struct BlobDigests {
+  oci::Digest digest;  // of the bytes on disk
+  uint64_t size = 0;
+  oci::Digest diff_id;  // of the decompressed stream
+  uint64_t uncompressed_size = 0;
+};
+// One streaming pass: hashes the blob as stored and as decompressed. A truncated or
+// corrupt compressed stream is a kIntegrity error.
+Result<BlobDigests> DigestLayerBlob(const std::string& blob_path);
+
+// Content of the regular file at `path` ("etc/passwd") in the layer, or kNotFound.
+// Refuses files larger than max_bytes.
+Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::string& path,
+                                      uint64_t max_bytes = 1 << 20);
+
+}  // namespace imgtool::archive

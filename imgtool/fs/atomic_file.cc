@@ -1,0 +1,157 @@
+#include "fs/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+namespace imgtool::fs {
+
+namespace {
+Error Errno(const std::string& what) {
+  int e = errno;
+  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
+                   what + ": " + std::strerror(e));
+}
+
+std::string RandomSuffix() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(10, 'x');
+  for (char& c : s) c = kChars[rng() % 36];
+  return s;
+}
+}  // namespace
+
+std::string DirName(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return path.substr(0, pos);
+}
+
+std::string BaseName(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+AtomicFile::~AtomicFile() { Abort(); }
+
+Status AtomicFile::Open(const std::string& final_path) {
+  Abort();
+  final_path_ = final_path;
+  temp_path_ = DirName(final_path) + "/.tmp-" + BaseName(final_path) + "-" + RandomSuffix();
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) return Errno("creating " + temp_path_);
+  written_ = 0;
+  return Status::Ok();
+}
+
+Status AtomicFile::Write(const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = ::write(fd_, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("writing " + temp_path_);
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+    written_ += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status AtomicFile::Commit() { return CommitAs(final_path_); }
+
+Status AtomicFile::CommitAs(const std::string& final_path) {
+  if (fd_ < 0) return MakeError(ErrorKind::kInternal, "commit of a file that is not open");
+  if (::fsync(fd_) != 0) return Errno("fsync " + temp_path_);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return Errno("closing " + temp_path_);
+  }
+  fd_ = -1;
+  if (::rename(temp_path_.c_str(), final_path.c_str()) != 0) return Errno("renaming to " + final_path);
+  temp_path_.clear();
+  return FsyncDir(DirName(final_path));
+}
+
+void AtomicFile::Abort() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+  }
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents) {
+  AtomicFile f;
+  IMGTOOL_TRY(f.Open(path));
+  IMGTOOL_TRY(f.Write(contents));
+  return f.Commit();
+}
+
+Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening " + path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": larger than " +
+                                                   std::to_string(max_bytes) + " bytes");
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got != out.size()) return MakeError(ErrorKind::kInternal, "reading " + path + ": short read");
+  return out;
+}
+
+Status FsyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening folder " + dir);
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Errno("fsync folder " + dir);
+  return Status::Ok();
+}
+
+Status MakeDirs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return MakeError(ErrorKind::kInternal, "creating folder " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return MakeError(ErrorKind::kInternal, "removing " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace imgtool::fs

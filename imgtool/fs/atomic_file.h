@@ -1,0 +1,51 @@
+// Atomic outputs: every file imgtool writes goes to a temporary name in the same
+// folder, is fsynced, then renamed into place (and the folder fsynced). A crash or
+// Ctrl-C leaves either the old file or the new one, never half of one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "oci/result.h"
+
+namespace imgtool::fs {
+
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  ~AtomicFile();  // removes the temporary unless Commit() succeeded
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Creates "<dir>/.tmp-<name>-<random>" beside final_path (mode 0644 after umask).
+  Status Open(const std::string& final_path);
+  Status Write(const void* data, size_t len);
+  Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  // fsync, rename over final_path, fsync the folder.
+  Status Commit();
+  // Same, but decides the final name only now (a blob's name is its digest).
+  Status CommitAs(const std::string& final_path);
+  void Abort();
+
+  const std::string& temp_path() const { return temp_path_; }
+  uint64_t bytes_written() const { return written_; }
+
+ private:
+  int fd_ = -1;
+  std::string final_path_;
+  std::string temp_path_;
+  uint64_t written_ = 0;
+};
+
+Status WriteFileAtomic(const std::string& path, std::string_view contents);
+// Reads a whole small file; refuses files larger than max_bytes (hostile input).
+Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes = 64u << 20);
+Status FsyncDir(const std::string& dir);
+Status MakeDirs(const std::string& dir);
+bool Exists(const std::string& path);
+Status RemoveTree(const std::string& path);
+std::string DirName(const std::string& path);
+std::string BaseName(const std::string& path);
+
+}  // namespace imgtool::fs

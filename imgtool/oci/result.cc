@@ -1,0 +1,29 @@
+#include "oci/result.h"
+
+namespace imgtool {
+
+int ExitCodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidInput: return 2;
+    case ErrorKind::kNotFound: return 3;
+    case ErrorKind::kIntegrity: return 4;
+    case ErrorKind::kDenied: return 5;
+    case ErrorKind::kTransport: return 6;
+    case ErrorKind::kInternal: return 1;
+  }
+  return 1;
+}
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidInput: return "invalid input";
+    case ErrorKind::kNotFound: return "not found";
+    case ErrorKind::kIntegrity: return "integrity failure";
+    case ErrorKind::kDenied: return "denied";
+    case ErrorKind::kTransport: return "transport";
+    case ErrorKind::kInternal: return "internal";
+  }
+  return "internal";
+}
+
+}  // namespace imgtool
