@@ -1,1 +1,266 @@
-// placeholder: filled in by its component
+#include "build/builder.h"
+
+#include <chrono>
+#include <map>
+
+#include "build/build_record.h"
+#include "build/layer_cache.h"
+#include "build/metadata_layer.h"
+#include "build/plan.h"
+#include "build/spec.h"
+#include "fs/atomic_file.h"
+#include "layout/layout_reader.h"
+#include "layout/layout_writer.h"
+#include "layout/oci_archive.h"
+#include "oci/image_config.h"
+#include "oci/media_types.h"
+
+namespace imgtool::build {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char* CompressionName(archive::Compression c) {
+  switch (c) {
+    case archive::Compression::kGzip: return "gzip";
+    case archive::Compression::kZstd: return "zstd";
+    case archive::Compression::kNone: return "none";
+  }
+  return "gzip";
+}
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n >= (1ull << 30)) {
+    snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(n) / 1e9);
+  } else {
+    snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(n) / 1e6);
+  }
+  return buf;
+}
+
+// The base image's /etc/passwd or /etc/group: the topmost layer that has it.
+Result<std::string> FileFromImage(const oci::Image& image, const std::string& path) {
+  auto layers = image.layers();
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    auto blob = (*it)->BlobPath();
+    if (!blob.ok()) return blob.error();
+    auto content = archive::ReadFileFromLayer(*blob, path);
+    if (content.ok()) return content;
+    if (content.error().kind != ErrorKind::kNotFound) return content.error();
+  }
+  return std::string();
+}
+
+void SetEnv(oci::Json& cfg, const std::map<std::string, std::string>& env) {
+  // Base order first, then the spec's variables in sorted order; the spec wins a clash.
+  std::vector<std::string> out;
+  std::map<std::string, std::string> rest = env;
+  for (const auto& kv : oci::ConfigStringList(cfg, "Env")) {
+    std::string key = kv.substr(0, kv.find('='));
+    auto it = rest.find(key);
+    if (it == rest.end()) {
+      out.push_back(kv);
+    } else {
+      out.push_back(key + "=" + it->second);
+      rest.erase(it);
+    }
+  }
+  for (const auto& [k, v] : rest) out.push_back(k + "=" + v);
+  if (!out.empty()) cfg["config"]["Env"] = out;
+}
+
+struct Pipeline {
+  const BuildOptions& opt;
+  Spec spec;
+  archive::Compression compression = archive::Compression::kGzip;
+  LayerCache cache = LayerCache::Disabled();
+  std::vector<RecordInput> record_inputs;
+
+  void Say(const std::string& line) const {
+    if (opt.progress) opt.progress(line);
+  }
+
+  // Writes (or finds in the cache) one planned layer into the layout.
+  Result<LayerOutcome> AddLayer(const layout::LayoutWriter& out, const PlannedLayer& plan, size_t n, size_t total) {
+    auto start = Clock::now();
+    std::string label = "layer " + std::to_string(n) + "/" + std::to_string(total) + " " + plan.name;
+    oci::Digest key = oci::Digest::Of(std::string("imgtool ") + IMGTOOL_VERSION + "\n" + CompressionName(compression) +
+                                      "\nepoch " + std::to_string(opt.epoch) + "\n" + plan.fingerprint);
+    std::optional<archive::WrittenLayer> written = cache.Lookup(key);
+    bool cached = false;
+    if (written) {
+      int64_t size = static_cast<int64_t>(written->size);
+      if (out.HasBlob(written->digest, size)) {
+        cached = true;
+      } else if (fs::Exists(cache.BlobPath(written->digest))) {
+        IMGTOOL_TRY(out.ImportBlob(cache.BlobPath(written->digest), written->digest));
+        cached = out.HasBlob(written->digest, size);
+      }
+    }
+    if (!cached) {
+      Say(label + ": " + std::to_string(plan.entries.size()) + " entries, " + HumanBytes(plan.content_bytes));
+      fs::AtomicFile blob;
+      IMGTOOL_TRY(out.OpenBlobFile(blob));
+      archive::LayerOptions lo;
+      lo.compression = compression;
+      lo.mtime = opt.epoch;
+      auto last = Clock::now();
+      lo.progress = [&](uint64_t done, uint64_t all) {
+        if (Clock::now() - last < std::chrono::seconds(1)) return;
+        last = Clock::now();
+        Say(label + ": " + HumanBytes(done) + " of " + HumanBytes(all));
+      };
+      auto w = archive::WriteLayer(plan.entries, lo, blob);
+      if (!w.ok()) return w.error().Context("building " + label);
+      IMGTOOL_TRY(out.CommitBlob(blob, w->digest));
+      written = *w;
+      (void)cache.Store(key, *written, out.BlobPath(w->digest));  // the cache is best effort
+    }
+    for (size_t i = 0; i < plan.entries.size() && i < written->file_digests.size(); ++i) {
+      if (!plan.inputs[i].empty()) {
+        record_inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size});
+      }
+    }
+    LayerOutcome o;
+    o.name = plan.name;
+    o.descriptor.media_type = written->media_type;
+    o.descriptor.digest = written->digest;
+    o.descriptor.size = static_cast<int64_t>(written->size);
+    o.diff_id = written->diff_id;
+    o.cached = cached;
+    o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    Say(label + ": " + written->digest.Short() + " " + HumanBytes(written->size) + (cached ? " (cached)" : ""));
+    return o;
+  }
+};
+
+}  // namespace
+
+Result<BuildResult> Build(const BuildOptions& opt) {
+  Pipeline p{opt, {}, {}, LayerCache::Disabled(), {}};
+  // 1. Everything that can be wrong with the inputs is found before any output exists.
+  auto spec = LoadSpec(opt.spec_path);
+  if (!spec.ok()) return spec.error();
+  p.spec = *spec;
+  p.compression = opt.compression ? *opt.compression : spec->compression.value_or(archive::Compression::kGzip);
+  if (opt.output.transport == layout::Transport::kDocker) {
+    return MakeError(ErrorKind::kInvalidInput, "build output " + opt.output.str() +
+                                                   ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG] (registry push "
+                                                   "is not available in this version)");
+  }
+  std::shared_ptr<const oci::Image> base;
+  std::string base_passwd, base_group;
+  if (!p.spec.base.scratch) {
+    auto b = layout::OpenLayoutImage(p.spec.base.layout, p.spec.base.digest.str());
+    if (!b.ok()) return b.error().Context("base image");
+    base = *b;
+    auto pw = FileFromImage(*base, "etc/passwd");
+    if (!pw.ok()) return pw.error().Context("base image /etc/passwd");
+    auto gr = FileFromImage(*base, "etc/group");
+    if (!gr.ok()) return gr.error().Context("base image /etc/group");
+    base_passwd = *pw;
+    base_group = *gr;
+  }
+  std::vector<PlannedLayer> plans;
+  for (const auto& l : p.spec.layers) {
+    auto plan = PlanLayer(l);
+    if (!plan.ok()) return plan.error().Context(opt.spec_path);
+    plans.push_back(std::move(*plan));
+  }
+  auto meta = MetadataEntries(p.spec, base_passwd, base_group);
+  if (!meta.ok()) return meta.error().Context(opt.spec_path);
+  PlannedLayer meta_plan;
+  meta_plan.name = "imgtool-metadata";
+  meta_plan.entries = *meta;
+  meta_plan.inputs.resize(meta_plan.entries.size());
+  meta_plan.fingerprint = "metadata\n";
+  for (const auto& e : meta_plan.entries) {
+    meta_plan.fingerprint += e.path + "\t" + std::to_string(e.mode) + "\t" + std::to_string(e.uid) + ":" +
+                             std::to_string(e.gid) + "\t" + oci::Digest::Of(e.content).str() + "\n";
+  }
+  plans.push_back(std::move(meta_plan));
+
+  if (!opt.cache_dir.empty()) {
+    auto c = LayerCache::Open(opt.cache_dir);
+    if (c.ok()) p.cache = *c;
+  }
+
+  // 2. Output: a layout folder, or a staging folder that becomes the archive.
+  bool archive_out = opt.output.transport == layout::Transport::kOciArchive;
+  std::string out_dir = opt.output.path;
+  std::optional<fs::TempDir> staging;
+  bool created_new = !archive_out && !fs::Exists(out_dir);
+  if (archive_out) {
+    auto t = fs::TempDir::Create(".imgtool-build-", fs::DirName(opt.output.path));
+    if (!t.ok()) return t.error();
+    staging = std::move(*t);
+    out_dir = staging->path();
+  }
+  auto result = [&]() -> Result<BuildResult> {
+    auto writer = layout::LayoutWriter::Open(out_dir);
+    if (!writer.ok()) return writer.error();
+    BuildResult r;
+    oci::Json cfg = oci::NewImageConfig(p.spec.platform.os, p.spec.platform.architecture);
+    oci::Manifest manifest;
+    if (base) {
+      cfg = base->config();
+      manifest.annotations["org.opencontainers.image.base.digest"] = base->digest().str();
+      for (const auto& l : base->layers()) {
+        auto path = l->BlobPath();
+        if (!path.ok()) return path.error().Context("base image");
+        if (!writer->HasBlob(l->digest(), l->size())) IMGTOOL_TRY(writer->ImportBlob(*path, l->digest()));
+        oci::Descriptor d{l->media_type(), l->digest(), l->size(), {}, std::nullopt};
+        manifest.layers.push_back(d);
+      }
+    }
+    std::string created = oci::Rfc3339(opt.epoch);
+    for (size_t i = 0; i < plans.size(); ++i) {
+      auto o = p.AddLayer(*writer, plans[i], i + 1, plans.size());
+      if (!o.ok()) return o.error();
+      manifest.layers.push_back(o->descriptor);
+      oci::AppendLayerToConfig(cfg, o->diff_id, {created, "imgtool build: layer " + o->name, false});
+      r.layers.push_back(*o);
+    }
+    cfg["created"] = created;
+    cfg["config"]["User"] = std::to_string(p.spec.user.uid) + ":" + std::to_string(p.spec.user.gid);
+    SetEnv(cfg, p.spec.env);
+    if (!p.spec.workdir.empty()) {
+      cfg["config"]["WorkingDir"] = p.spec.workdir;
+    } else if (!base) {
+      cfg["config"]["WorkingDir"] = p.spec.user.home;
+    }
+    if (p.spec.entrypoint) {
+      cfg["config"]["Entrypoint"] = *p.spec.entrypoint;
+      if (!p.spec.cmd) cfg["config"].erase("Cmd");
+    }
+    if (p.spec.cmd) cfg["config"]["Cmd"] = *p.spec.cmd;
+    for (const auto& [k, v] : p.spec.labels) cfg["config"]["Labels"][k] = v;
+    for (const auto& [k, v] : p.spec.stack) cfg["config"]["Labels"][StackLabel(k)] = v;
+
+    auto cfg_bytes = oci::CanonicalJson(cfg);
+    if (!cfg_bytes.ok()) return cfg_bytes.error();
+    auto cfg_desc = writer->WriteBlob(*cfg_bytes, oci::kMediaTypeConfig);
+    if (!cfg_desc.ok()) return cfg_desc.error();
+    manifest.config = *cfg_desc;
+    auto man_bytes = oci::SerializeManifest(manifest);
+    if (!man_bytes.ok()) return man_bytes.error();
+    auto man_desc = writer->WriteBlob(*man_bytes, oci::kMediaTypeManifest);
+    if (!man_desc.ok()) return man_desc.error();
+    IMGTOOL_TRY(writer->SetTag(*man_desc, opt.output.tag.empty() ? "latest" : opt.output.tag));
+    if (archive_out) IMGTOOL_TRY(layout::WriteOciArchive(out_dir, opt.output.path));
+    r.manifest = *man_desc;
+    r.config = *cfg_desc;
+    r.output = opt.output.str();
+    r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
+    auto record = BuildRecordJson(p.spec, r, p.record_inputs, opt.epoch, CompressionName(p.compression));
+    if (!record.ok()) return record.error();
+    IMGTOOL_TRY(fs::WriteFileAtomic(r.record_path, *record));
+    return r;
+  }();
+  if (!result.ok() && created_new) (void)fs::RemoveTree(out_dir);
+  return result;
+}
+
+}  // namespace imgtool::build

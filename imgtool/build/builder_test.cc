@@ -1,1 +1,109 @@
-// placeholder: filled in by its component
+#include "build/builder.h"
+
+#include <gtest/gtest.h>
+
+#include "archive/layer.h"
+#include "build/metadata_layer.h"
+#include "fs/atomic_file.h"
+#include "layout/layout_reader.h"
+
+namespace imgtool::build {
+
+namespace {
+
+struct Workspace {
+  fs::TempDir dir = std::move(*fs::TempDir::Create("builder-test-"));
+  std::string Spec(const std::string& name, const std::string& json) {
+    EXPECT_TRUE(fs::MakeDirs(dir.path() + "/" + name).ok());
+    EXPECT_TRUE(fs::WriteFileAtomic(dir.path() + "/" + name + "/data.txt", "payload\n").ok());
+    std::string path = dir.path() + "/" + name + "/spec.json";
+    EXPECT_TRUE(fs::WriteFileAtomic(path, json).ok());
+    return path;
+  }
+  BuildOptions Options(const std::string& spec, const std::string& out) {
+    BuildOptions o;
+    o.spec_path = spec;
+    o.output = *layout::ParseReference("oci:" + dir.path() + "/" + out + ":v1");
+    return o;
+  }
+};
+
+const char* kSpec = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+  "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"}]}],"stack":{"nccl":"2.28.9"}})";
+
+}  // namespace
+
+TEST(Builder, SameInputsInTwoFoldersGiveOneDigest) {
+  Workspace w;
+  auto a = Build(w.Options(w.Spec("a", kSpec), "out-a"));
+  auto b = Build(w.Options(w.Spec("b", kSpec), "out-b"));
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(a->manifest.digest, b->manifest.digest);
+  ASSERT_EQ(a->layers.size(), 2u);  // data + imgtool-metadata
+  EXPECT_EQ(a->layers[1].name, "imgtool-metadata");
+  EXPECT_EQ(*fs::ReadSmallFile(a->record_path), *fs::ReadSmallFile(b->record_path));
+  auto img = layout::OpenLayoutImage(w.dir.path() + "/out-a", "v1");
+  ASSERT_TRUE(img.ok());
+  EXPECT_EQ((*img)->config()["config"]["User"], "10001:10001");
+  EXPECT_EQ((*img)->config()["config"]["Labels"]["org.imgtool.stack.nccl"], "2.28.9");
+  auto stack = archive::ReadFileFromLayer(*(*img)->layers()[1]->BlobPath(), "etc/imgtool/stack.json");
+  ASSERT_TRUE(stack.ok()) << stack.error().message;
+  EXPECT_EQ(*stack, "{\"components\":{\"nccl\":{\"version\":\"2.28.9\"}},\"schemaVersion\":1}\n");
+}
+
+TEST(Builder, EpochChangesTheDigest) {
+  Workspace w;
+  std::string spec = w.Spec("a", kSpec);
+  auto zero = Build(w.Options(spec, "e0"));
+  auto opts = w.Options(spec, "e1");
+  opts.epoch = 86400;
+  auto day = Build(opts);
+  ASSERT_TRUE(zero.ok() && day.ok());
+  EXPECT_NE(zero->manifest.digest, day->manifest.digest);
+}
+
+TEST(Builder, FailedBuildLeavesNoOutput) {
+  Workspace w;
+  std::string spec = w.Spec("a", R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+    "layers":[{"files":[{"src":"missing.txt","dest":"/x"}]}]})");
+  auto r = Build(w.Options(spec, "out"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kNotFound);
+  EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
+}
+
+TEST(Builder, BaseImageKeepsItsLayersAndUsers) {
+  Workspace w;
+  auto base = Build(w.Options(w.Spec("base", kSpec), "base-img"));
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  std::string child = std::string(R"({"base":{"layout":"../base-img","digest":")") + base->manifest.digest.str() +
+                      R"("},"user":{"name":"u2","uid":10002,"gid":10002},
+      "layers":[{"name":"more","files":[{"src":"data.txt","dest":"/srv/"}]}]})";
+  auto r = Build(w.Options(w.Spec("child", child), "child-img"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto img = layout::OpenLayoutImage(w.dir.path() + "/child-img", "v1");
+  ASSERT_TRUE(img.ok());
+  ASSERT_EQ((*img)->layers().size(), 4u);
+  auto passwd = archive::ReadFileFromLayer(*(*img)->layers()[3]->BlobPath(), "etc/passwd");
+  EXPECT_EQ(*passwd,
+            "root:x:0:0:root:/root:/sbin/nologin\nt:x:10001:10001::/home/t:/sbin/nologin\n"
+            "u2:x:10002:10002::/home/u2:/sbin/nologin\n");
+  // A base pinned to another digest is refused.
+  std::string wrong = child;
+  wrong.replace(wrong.find("sha256:") + 7, 4, "0000");
+  auto bad = Build(w.Options(w.Spec("wrong", wrong), "wrong-img"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::kNotFound);
+}
+
+TEST(MetadataLayer, UserClashesAreErrors) {
+  UserSpec u{"trainer", 10001, 10001, "trainer", "/home/trainer", "/sbin/nologin"};
+  EXPECT_EQ(*PasswdWithUser("", u), "root:x:0:0:root:/root:/sbin/nologin\ntrainer:x:10001:10001::/home/trainer:/sbin/nologin\n");
+  auto clash = PasswdWithUser("other:x:10001:10001::/:/bin/sh\n", u);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().message,
+            "/etc/passwd of the base image already has 'other:x:10001:10001::/:/bin/sh', which clashes with trainer (10001)");
+}
+
+}  // namespace imgtool::build

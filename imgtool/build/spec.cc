@@ -1,1 +1,320 @@
-// placeholder: filled in by its component
+#include "build/spec.h"
+
+#include <climits>
+#include <cstdlib>
+#include <set>
+
+#include "fs/atomic_file.h"
+#include "oci/canonical_json.h"
+
+namespace imgtool::build {
+
+namespace {
+
+using oci::Json;
+
+Error Bad(const std::string& where, const std::string& why) {
+  return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
+}
+
+// Refuses keys outside `allowed`, naming the first unknown one.
+Status OnlyKeys(const Json& j, const std::string& where, const std::set<std::string>& allowed) {
+  if (!j.is_object()) return Bad(where, "want an object");
+  for (const auto& [k, v] : j.items()) {
+    if (!allowed.count(k)) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return Bad(where + "." + k, "unknown key (allowed: " + list + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> GetString(const Json& j, const std::string& key, const std::string& where, bool required) {
+  if (!j.contains(key)) {
+    if (required) return Bad(where + "." + key, "required");
+    return std::string();
+  }
+  if (!j[key].is_string()) return Bad(where + "." + key, "want a string");
+  return j[key].get<std::string>();
+}
+
+Result<uint32_t> GetId(const Json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key)) return Bad(where + "." + key, "required");
+  const Json& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 0x7fffffff) {
+    return Bad(where + "." + key, "want a non-negative integer id");
+  }
+  return static_cast<uint32_t>(v.get<int64_t>());
+}
+
+Result<std::map<std::string, std::string>> GetStringMap(const Json& j, const std::string& where) {
+  if (!j.is_object()) return Bad(where, "want an object of strings");
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string()) return Bad(where + "." + k, "want a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> GetStringList(const Json& j, const std::string& where) {
+  if (!j.is_array()) return Bad(where, "want an array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string()) return Bad(where + "[" + std::to_string(i) + "]", "want a string");
+    out.push_back(j[i].get<std::string>());
+  }
+  return out;
+}
+
+// "0755" -> 0755. A string, because JSON has no octal numbers.
+Result<uint32_t> GetMode(const Json& j, const std::string& key, const std::string& where) {
+  if (!j[key].is_string()) return Bad(where + "." + key, "want an octal string such as \"0644\"");
+  std::string s = j[key].get<std::string>();
+  if (s.empty() || s.size() > 5 || s.find_first_not_of("01234567") != std::string::npos) {
+    return Bad(where + "." + key, "'" + s + "' is not an octal mode such as \"0644\"");
+  }
+  uint32_t mode = static_cast<uint32_t>(std::strtoul(s.c_str(), nullptr, 8));
+  if (mode > 07777) return Bad(where + "." + key, "'" + s + "' has bits beyond 07777");
+  return mode;
+}
+
+// "1000:1000" -> uid, gid. Numeric only: names would depend on the build machine.
+Status GetOwner(const Json& j, const std::string& where, FileSpec& f) {
+  if (!j["owner"].is_string()) return Bad(where + ".owner", "want \"UID:GID\"");
+  std::string s = j["owner"].get<std::string>();
+  auto colon = s.find(':');
+  auto digits = [](const std::string& x) { return !x.empty() && x.size() < 10 && x.find_first_not_of("0123456789") == std::string::npos; };
+  if (colon == std::string::npos || !digits(s.substr(0, colon)) || !digits(s.substr(colon + 1))) {
+    return Bad(where + ".owner", "'" + s + "' is not numeric \"UID:GID\"");
+  }
+  f.uid = static_cast<uint32_t>(std::stoul(s.substr(0, colon)));
+  f.gid = static_cast<uint32_t>(std::stoul(s.substr(colon + 1)));
+  return Status::Ok();
+}
+
+bool HasDotDot(const std::string& path) {
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (path.compare(start, end - start, "..") == 0 && end - start == 2) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string Absolute(const std::string& base, const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  return base + "/" + p;
+}
+
+Result<FileSpec> ParseFile(const Json& j, const std::string& where) {
+  IMGTOOL_TRY(OnlyKeys(j, where, {"src", "dest", "mode", "dir_mode", "owner", "allow_setuid"}));
+  FileSpec f;
+  f.where = where;
+  auto src = GetString(j, "src", where, true);
+  if (!src.ok()) return src.error();
+  auto dest = GetString(j, "dest", where, true);
+  if (!dest.ok()) return dest.error();
+  f.src = *src;
+  f.dest = *dest;
+  if (f.src.empty()) return Bad(where + ".src", "must not be empty");
+  if (f.src[0] == '/') return Bad(where + ".src", "'" + f.src + "' must be relative to the layer root");
+  if (HasDotDot(f.src)) return Bad(where + ".src", "'" + f.src + "' escapes the layer root with '..'");
+  if (f.dest.empty() || f.dest[0] != '/') return Bad(where + ".dest", "'" + f.dest + "' must be an absolute path in the image");
+  if (HasDotDot(f.dest)) return Bad(where + ".dest", "'" + f.dest + "' must not contain '..'");
+  if (j.contains("mode")) {
+    auto m = GetMode(j, "mode", where);
+    if (!m.ok()) return m.error();
+    f.mode = *m;
+  }
+  if (j.contains("dir_mode")) {
+    auto m = GetMode(j, "dir_mode", where);
+    if (!m.ok()) return m.error();
+    f.dir_mode = *m;
+  }
+  if (j.contains("owner")) IMGTOOL_TRY(GetOwner(j, where, f));
+  if (j.contains("allow_setuid")) {
+    if (!j["allow_setuid"].is_boolean()) return Bad(where + ".allow_setuid", "want true or false");
+    f.allow_setuid = j["allow_setuid"].get<bool>();
+  }
+  for (auto m : {f.mode, f.dir_mode}) {
+    if (m && (*m & 06000) && !f.allow_setuid) {
+      return Bad(where, "mode sets setuid/setgid bits; add \"allow_setuid\": true if that is intended");
+    }
+  }
+  return f;
+}
+
+Status ParseUser(const Json& j, Spec& spec) {
+  const std::string where = "$.user";
+  IMGTOOL_TRY(OnlyKeys(j, where, {"name", "uid", "gid", "group", "home", "shell"}));
+  auto name = GetString(j, "name", where, true);
+  if (!name.ok()) return name.error();
+  auto uid = GetId(j, "uid", where);
+  if (!uid.ok()) return uid.error();
+  auto gid = GetId(j, "gid", where);
+  if (!gid.ok()) return gid.error();
+  if (*uid == 0) return Bad(where + ".uid", "0 is root; imgtool images always run as a non-root user");
+  if (*gid == 0) return Bad(where + ".gid", "0 is the root group; choose a non-root group");
+  auto valid_name = [](const std::string& n) {
+    return !n.empty() && n.size() <= 32 && n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
+  };
+  if (!valid_name(*name)) return Bad(where + ".name", "'" + *name + "' is not a valid user name ([a-z0-9_-], up to 32)");
+  spec.user.name = *name;
+  spec.user.uid = *uid;
+  spec.user.gid = *gid;
+  auto group = GetString(j, "group", where, false);
+  if (!group.ok()) return group.error();
+  spec.user.group = group->empty() ? *name : *group;
+  if (!valid_name(spec.user.group)) return Bad(where + ".group", "'" + spec.user.group + "' is not a valid group name");
+  auto home = GetString(j, "home", where, false);
+  if (!home.ok()) return home.error();
+  spec.user.home = home->empty() ? "/home/" + *name : *home;
+  if (spec.user.home[0] != '/' || HasDotDot(spec.user.home)) return Bad(where + ".home", "want an absolute path without '..'");
+  if (j.contains("shell")) {
+    auto shell = GetString(j, "shell", where, true);
+    if (!shell.ok()) return shell.error();
+    spec.user.shell = *shell;
+  }
+  return Status::Ok();
+}
+
+Status ParseBase(const Json& j, const std::string& dir, Spec& spec) {
+  if (j.is_string() && j.get<std::string>() == "scratch") return Status::Ok();
+  const std::string where = "$.base";
+  if (!j.is_object()) return Bad(where, "want \"scratch\" or {\"layout\": DIR, \"digest\": \"sha256:...\"}");
+  IMGTOOL_TRY(OnlyKeys(j, where, {"layout", "digest"}));
+  auto layout = GetString(j, "layout", where, true);
+  if (!layout.ok()) return layout.error();
+  auto digest = GetString(j, "digest", where, true);
+  if (!digest.ok()) return Bad(where + ".digest", "required: a base image is pinned by its manifest digest");
+  auto d = oci::Digest::Parse(*digest);
+  if (!d.ok()) return d.error().Context(where + ".digest");
+  spec.base.scratch = false;
+  spec.base.layout = Absolute(dir, *layout);
+  spec.base.digest = *d;
+  return Status::Ok();
+}
+
+Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
+  if (!j.is_array()) return Bad("$.layers", "want an array");
+  std::set<std::string> names;
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string where = "$.layers[" + std::to_string(i) + "]";
+    IMGTOOL_TRY(OnlyKeys(j[i], where, {"name", "root", "files"}));
+    LayerSpec layer;
+    layer.where = where;
+    auto name = GetString(j[i], "name", where, false);
+    if (!name.ok()) return name.error();
+    layer.name = name->empty() ? "layer" + std::to_string(i) : *name;
+    if (!names.insert(layer.name).second) return Bad(where + ".name", "'" + layer.name + "' is used by another layer");
+    auto root = GetString(j[i], "root", where, false);
+    if (!root.ok()) return root.error();
+    layer.root = root->empty() ? dir : Absolute(dir, *root);
+    if (!j[i].contains("files") || !j[i]["files"].is_array() || j[i]["files"].empty()) {
+      return Bad(where + ".files", "want a non-empty array of {src, dest}");
+    }
+    for (size_t k = 0; k < j[i]["files"].size(); ++k) {
+      auto f = ParseFile(j[i]["files"][k], where + ".files[" + std::to_string(k) + "]");
+      if (!f.ok()) return f.error();
+      layer.files.push_back(*f);
+    }
+    spec.layers.push_back(layer);
+  }
+  return Status::Ok();
+}
+
+Status ParseStack(const Json& j, Spec& spec) {
+  static const std::set<std::string> kComponents = {"cuda", "cudnn", "nccl", "cublas", "driver"};
+  IMGTOOL_TRY(OnlyKeys(j, "$.stack", kComponents));
+  auto m = GetStringMap(j, "$.stack");
+  if (!m.ok()) return m.error();
+  for (const auto& [k, v] : *m) {
+    if (v.empty() || v.find_first_not_of("0123456789.") != std::string::npos) {
+      return Bad("$.stack." + k, "'" + v + "' is not a version such as \"13.0.96\"");
+    }
+  }
+  spec.stack = *m;
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string StackLabel(const std::string& component) { return "org.imgtool.stack." + component; }
+
+Result<Spec> LoadSpec(const std::string& path) {
+  auto raw = fs::ReadSmallFile(path, 4 << 20);
+  if (!raw.ok()) return raw.error().Context("spec");
+  char resolved[PATH_MAX];
+  if (::realpath(fs::DirName(path).c_str(), resolved) == nullptr) {
+    return MakeError(ErrorKind::kNotFound, "spec " + path + ": cannot resolve its folder");
+  }
+  return ParseSpec(*raw, resolved, path);
+}
+
+Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::string& name) {
+  auto parsed = oci::ParseJson(raw, name);
+  if (!parsed.ok()) return parsed.error();
+  const Json& j = *parsed;
+  Spec spec;
+  spec.dir = dir;
+  spec.digest = oci::Digest::Of(raw);
+  auto ctx = [&](const Error& e) { return e.Context(name); };
+  Status st = OnlyKeys(j, "$", {"base", "platform", "user", "compression", "layers", "env", "workdir", "entrypoint",
+                                "cmd", "labels", "stack"});
+  if (!st.ok()) return ctx(st.error());
+  if (!j.contains("base")) return ctx(Bad("$.base", "required (\"scratch\" or a pinned OCI layout)"));
+  if (auto s = ParseBase(j["base"], dir, spec); !s.ok()) return ctx(s.error());
+  if (!j.contains("user")) return ctx(Bad("$.user", "required: images run as a non-root user {name, uid, gid}"));
+  if (auto s = ParseUser(j["user"], spec); !s.ok()) return ctx(s.error());
+  if (j.contains("platform")) {
+    if (auto s = OnlyKeys(j["platform"], "$.platform", {"os", "architecture", "variant"}); !s.ok()) return ctx(s.error());
+    auto p = GetStringMap(j["platform"], "$.platform");
+    if (!p.ok()) return ctx(p.error());
+    if (p->count("os")) spec.platform.os = (*p)["os"];
+    if (p->count("architecture")) spec.platform.architecture = (*p)["architecture"];
+    if (p->count("variant")) spec.platform.variant = (*p)["variant"];
+  }
+  if (j.contains("compression")) {
+    if (!j["compression"].is_string()) return ctx(Bad("$.compression", "want \"gzip\", \"zstd\" or \"none\""));
+    auto c = archive::CompressionFromName(j["compression"].get<std::string>());
+    if (!c.ok()) return ctx(c.error().Context("$.compression"));
+    spec.compression = *c;
+  }
+  if (!j.contains("layers")) return ctx(Bad("$.layers", "required"));
+  if (auto s = ParseLayers(j["layers"], dir, spec); !s.ok()) return ctx(s.error());
+  if (j.contains("env")) {
+    auto env = GetStringMap(j["env"], "$.env");
+    if (!env.ok()) return ctx(env.error());
+    for (const auto& [k, v] : *env) {
+      if (k.empty() || k.find('=') != std::string::npos) return ctx(Bad("$.env." + k, "not a valid variable name"));
+    }
+    spec.env = *env;
+  }
+  if (j.contains("workdir")) {
+    auto w = GetString(j, "workdir", "$", true);
+    if (!w.ok()) return ctx(w.error());
+    if (w->empty() || (*w)[0] != '/') return ctx(Bad("$.workdir", "want an absolute path"));
+    spec.workdir = *w;
+  }
+  for (const char* key : {"entrypoint", "cmd"}) {
+    if (!j.contains(key)) continue;
+    auto list = GetStringList(j[key], std::string("$.") + key);
+    if (!list.ok()) return ctx(list.error());
+    (std::string(key) == "entrypoint" ? spec.entrypoint : spec.cmd) = *list;
+  }
+  if (j.contains("labels")) {
+    auto labels = GetStringMap(j["labels"], "$.labels");
+    if (!labels.ok()) return ctx(labels.error());
+    spec.labels = *labels;
+  }
+  if (j.contains("stack")) {
+    if (auto s = ParseStack(j["stack"], spec); !s.ok()) return ctx(s.error());
+  }
+  return spec;
+}
+
+}  // namespace imgtool::build

@@ -1,1 +1,91 @@
-// placeholder: filled in by its component
+#include "build/spec.h"
+
+#include <gtest/gtest.h>
+
+namespace imgtool::build {
+
+namespace {
+const char* kUser = R"("user":{"name":"t","uid":10001,"gid":10002})";
+std::string SpecWith(const std::string& layers, const std::string& extra = "") {
+  return std::string(R"({"base":"scratch",)") + kUser + R"(,"layers":)" + layers + extra + "}";
+}
+std::string ErrorOf(const std::string& raw) {
+  auto s = ParseSpec(raw, "/ctx", "spec.json");
+  return s.ok() ? "ok" : s.error().message;
+}
+}  // namespace
+
+TEST(Spec, ParsesAFullSpec) {
+  auto s = ParseSpec(SpecWith(R"([{"name":"app","root":"sub","files":[{"src":"a","dest":"/opt/","mode":"0755",
+      "dir_mode":"0750","owner":"1:2"}]}])",
+                              R"(,"env":{"A":"1"},"workdir":"/w","entrypoint":["x"],"cmd":[],"labels":{"k":"v"},
+      "stack":{"cuda":"13.0.96"},"compression":"zstd","platform":{"architecture":"arm64"})"),
+                     "/ctx", "spec.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->user.home, "/home/t");
+  EXPECT_EQ(s->user.group, "t");
+  EXPECT_EQ(s->user.gid, 10002u);
+  ASSERT_EQ(s->layers.size(), 1u);
+  EXPECT_EQ(s->layers[0].root, "/ctx/sub");
+  EXPECT_EQ(*s->layers[0].files[0].mode, 0755u);
+  EXPECT_EQ(*s->layers[0].files[0].dir_mode, 0750u);
+  EXPECT_EQ(s->layers[0].files[0].uid, 1u);
+  EXPECT_EQ(s->layers[0].files[0].gid, 2u);
+  EXPECT_EQ(*s->compression, archive::Compression::kZstd);
+  EXPECT_EQ(s->platform.architecture, "arm64");
+  EXPECT_TRUE(s->cmd->empty());
+  EXPECT_EQ(s->stack.at("cuda"), "13.0.96");
+  EXPECT_EQ(StackLabel("cuda"), "org.imgtool.stack.cuda");
+}
+
+TEST(Spec, ErrorsNameTheJsonPath) {
+  const std::string f = R"([{"files":[{"src":"a","dest":"/x")";
+  EXPECT_EQ(ErrorOf(SpecWith(f + R"(,"mode":644}]}])")),
+            "spec.json: $.layers[0].files[0].mode: want an octal string such as \"0644\"");
+  EXPECT_EQ(ErrorOf(SpecWith(f + R"(,"owner":"root:root"}]}])")),
+            "spec.json: $.layers[0].files[0].owner: 'root:root' is not numeric \"UID:GID\"");
+  EXPECT_EQ(ErrorOf(SpecWith(f + R"(,"mode":"4755"}]}])")),
+            "spec.json: $.layers[0].files[0]: mode sets setuid/setgid bits; add \"allow_setuid\": true if that is "
+            "intended");
+  EXPECT_EQ(ErrorOf(SpecWith(f + R"(,"mode":"4755","allow_setuid":true}]}])")), "ok");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[{"src":"a","dest":"relative"}]}])")),
+            "spec.json: $.layers[0].files[0].dest: 'relative' must be an absolute path in the image");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[{"src":"a/../../b","dest":"/x"}]}])")),
+            "spec.json: $.layers[0].files[0].src: 'a/../../b' escapes the layer root with '..'");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[]}])")), "spec.json: $.layers[0].files: want a non-empty array of {src, dest}");
+  EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"stack":{"cuda":"latest"})")),
+            "spec.json: $.stack.cuda: 'latest' is not a version such as \"13.0.96\"");
+  EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"stack":{"tensorrt":"10"})")),
+            "spec.json: $.stack.tensorrt: unknown key (allowed: cublas, cuda, cudnn, driver, nccl)");
+  EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"compression":"lz4")")).rfind("spec.json: $.compression: ", 0), 0u);
+  EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"env":{"A":1})")), "spec.json: $.env.A: want a string");
+}
+
+TEST(Spec, UserMustNotBeRoot) {
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"t","uid":0,"gid":1},"layers":[]})"),
+            "spec.json: $.user.uid: 0 is root; imgtool images always run as a non-root user");
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"t","uid":1,"gid":0},"layers":[]})"),
+            "spec.json: $.user.gid: 0 is the root group; choose a non-root group");
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"Bad Name","uid":1,"gid":1},"layers":[]})"),
+            "spec.json: $.user.name: 'Bad Name' is not a valid user name ([a-z0-9_-], up to 32)");
+}
+
+TEST(Spec, BaseMustBePinnedByDigest) {
+  std::string layers = R"(,"layers":[]})";
+  EXPECT_EQ(ErrorOf(std::string(R"({"base":{"layout":"b"},)") + kUser + layers),
+            "spec.json: $.base.digest: required: a base image is pinned by its manifest digest");
+  auto s = ParseSpec(std::string(R"({"base":{"layout":"b","digest":"sha256:)") + std::string(64, 'a') + R"("},)" +
+                         kUser + layers,
+                     "/ctx", "spec.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_FALSE(s->base.scratch);
+  EXPECT_EQ(s->base.layout, "/ctx/b");
+}
+
+TEST(Spec, DigestIsOfTheExactBytes) {
+  std::string a = SpecWith("[]");
+  std::string b = a + "\n";
+  EXPECT_NE(ParseSpec(a, "/c", "s")->digest, ParseSpec(b, "/c", "s")->digest);
+}
+
+}  // namespace imgtool::build

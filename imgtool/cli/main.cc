@@ -1,1 +1,33 @@
-int main() { return 0; }  // placeholder
+// imgtool: reproducible OCI images for GPU training fleets. A thin main: each verb
+// lives in its own cmd_*.cc; the libraries do the work and never print.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/output.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "imgtool " IMGTOOL_VERSION
+      ": build, inspect and verify bit-for-bit reproducible OCI images.\n\n"
+      "Images are named as skopeo names them: oci:DIR[:TAG] (an OCI image layout) or\n"
+      "oci-archive:FILE[:TAG] (a tar of one).\n\n"
+      "Exit codes: 0 ok; 1 images differ (diff); 2 invalid input; 3 not found;\n"
+      "4 integrity failure (a blob does not match its digest); 5 denied; 6 transport;\n"
+      "70 internal error.",
+      "imgtool"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "imgtool " IMGTOOL_VERSION);
+  imgtool::cli::Action run;
+  imgtool::cli::AddBuildCommand(app, run);
+  imgtool::cli::AddInspectCommands(app, run);
+  imgtool::cli::AddVerifyCommand(app, run);
+  imgtool::cli::AddDiffCommand(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return run ? run() : 2;
+}

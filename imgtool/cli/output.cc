@@ -1,1 +1,35 @@
-// placeholder: filled in by its component
+#include "cli/output.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace imgtool::cli {
+
+int Fail(const Error& e) {
+  std::cerr << "imgtool: error: " << e.message << "\n";
+  return ExitCodeFor(e.kind);
+}
+
+void PrintJson(const oci::Json& j) { std::cout << j.dump(2) << "\n"; }
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000ull) {
+    snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(n) / 1e9);
+  } else if (n >= 1000000ull) {
+    snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(n) / 1e6);
+  } else if (n >= 1000ull) {
+    snprintf(buf, sizeof buf, "%.1f kB", static_cast<double>(n) / 1e3);
+  } else {
+    snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  }
+  return buf;
+}
+
+Result<layout::OpenedImage> OpenRef(const std::string& text) {
+  auto ref = layout::ParseReference(text);
+  if (!ref.ok()) return ref.error();
+  return layout::OpenImage(*ref);
+}
+
+}  // namespace imgtool::cli

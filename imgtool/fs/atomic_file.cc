@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <cstdlib>
 #include <random>
 
 namespace imgtool::fs {
@@ -152,6 +153,36 @@ Status RemoveTree(const std::string& path) {
   std::filesystem::remove_all(path, ec);
   if (ec) return MakeError(ErrorKind::kInternal, "removing " + path + ": " + ec.message());
   return Status::Ok();
+}
+
+}  // namespace imgtool::fs
+
+namespace imgtool::fs {
+
+TempDir::~TempDir() {
+  if (!path_.empty()) (void)RemoveTree(path_);
+}
+
+TempDir& TempDir::operator=(TempDir&& other) noexcept {
+  if (this != &other) {
+    if (!path_.empty()) (void)RemoveTree(path_);
+    path_ = std::move(other.path_);
+    other.path_.clear();
+  }
+  return *this;
+}
+
+Result<TempDir> TempDir::Create(const std::string& prefix, const std::string& parent) {
+  std::string base = parent;
+  if (base.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    base = (t && *t) ? t : "/tmp";
+  }
+  std::string tmpl = base + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return Errno("creating temporary folder in " + base);
+  TempDir d;
+  d.path_ = tmpl;
+  return d;
 }
 
 }  // namespace imgtool::fs

@@ -49,3 +49,27 @@ std::string DirName(const std::string& path);
 std::string BaseName(const std::string& path);
 
 }  // namespace imgtool::fs
+
+namespace imgtool::fs {
+
+// A temporary folder removed with everything in it when the object goes away.
+class TempDir {
+ public:
+  TempDir() = default;
+  ~TempDir();
+  TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  TempDir& operator=(TempDir&& other) noexcept;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Creates "<parent>/<prefix>XXXXXX"; parent defaults to $TMPDIR or /tmp.
+  static Result<TempDir> Create(const std::string& prefix, const std::string& parent = "");
+  const std::string& path() const { return path_; }
+  // Keeps the folder: the caller renamed it into place.
+  void Release() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace imgtool::fs

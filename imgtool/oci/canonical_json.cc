@@ -1,1 +1,65 @@
-// placeholder: filled in by its component
+#include "oci/canonical_json.h"
+
+#include <set>
+#include <vector>
+
+namespace imgtool::oci {
+
+namespace {
+
+// Floats have no single text form; our documents never need them.
+bool HasFloat(const Json& v) {
+  if (v.is_number_float()) return true;
+  if (v.is_structured()) {
+    for (const auto& child : v) {
+      if (HasFloat(child)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::string> CanonicalJson(const Json& value) {
+  if (HasFloat(value)) {
+    return MakeError(ErrorKind::kInvalidInput, "canonical JSON: floating-point numbers are not allowed");
+  }
+  try {
+    // nlohmann's default object type is a std::map: keys come out sorted by bytes.
+    return value.dump(-1, ' ', false, Json::error_handler_t::strict);
+  } catch (const Json::exception& e) {
+    return MakeError(ErrorKind::kInvalidInput, std::string("canonical JSON: ") + e.what());
+  }
+}
+
+Result<Json> ParseJson(std::string_view bytes, const std::string& what) {
+  // Track keys per open object to refuse duplicates (the default parser keeps the last).
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start: open_objects.emplace_back(); break;
+      case Json::parse_event_t::object_end: open_objects.pop_back(); break;
+      case Json::parse_event_t::key:
+        if (!open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default: break;
+    }
+    return true;
+  };
+  try {
+    Json j = Json::parse(bytes.begin(), bytes.end(), callback);
+    if (!duplicate.empty()) {
+      return MakeError(ErrorKind::kInvalidInput, what + ": duplicate key \"" + duplicate + "\"");
+    }
+    return j;
+  } catch (const Json::parse_error& e) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     what + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
+                         std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+  }
+}
+
+}  // namespace imgtool::oci

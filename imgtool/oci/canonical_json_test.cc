@@ -1,1 +1,39 @@
-// placeholder: filled in by its component
+#include "oci/canonical_json.h"
+
+#include <gtest/gtest.h>
+
+namespace imgtool::oci {
+
+TEST(CanonicalJson, SortsKeysAndDropsWhitespace) {
+  Json j = Json::parse(R"({ "b": 1, "a": {"z": "x", "y": [3, 2]}, "A": true })");
+  EXPECT_EQ(*CanonicalJson(j), R"({"A":true,"a":{"y":[3,2],"z":"x"},"b":1})");
+}
+
+TEST(CanonicalJson, EscapesOnlyWhatItMust) {
+  Json j = {{"s", "é\"\\\n<&>"}};
+  EXPECT_EQ(*CanonicalJson(j), "{\"s\":\"é\\\"\\\\\\n<&>\"}");
+}
+
+TEST(CanonicalJson, RefusesFloats) {
+  auto r = CanonicalJson(Json{{"x", 1.5}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "canonical JSON: floating-point numbers are not allowed");
+}
+
+TEST(CanonicalJson, RefusesInvalidUtf8) {
+  EXPECT_FALSE(CanonicalJson(Json{{"x", std::string("\xff\xfe")}}).ok());
+}
+
+TEST(ParseJson, NamesTheByteOfASyntaxError) {
+  auto r = ParseJson("{\"a\": }", "spec.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(r.error().message.rfind("spec.json: malformed JSON at byte 7: ", 0), 0u) << r.error().message;
+}
+
+TEST(ParseJson, RefusesDuplicateKeysAtAnyDepth) {
+  EXPECT_EQ(ParseJson(R"({"a":{"b":1,"b":2}})", "doc").error().message, "doc: duplicate key \"b\"");
+  EXPECT_TRUE(ParseJson(R"({"a":{"b":1},"c":{"b":2}})", "doc").ok());
+}
+
+}  // namespace imgtool::oci

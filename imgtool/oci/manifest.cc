@@ -1,1 +1,130 @@
-// placeholder: filled in by its component
+#include "oci/manifest.h"
+
+#include "oci/media_types.h"
+
+namespace imgtool::oci {
+
+namespace {
+
+Error Bad(const std::string& where, const std::string& why) {
+  return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
+}
+
+Result<std::map<std::string, std::string>> StringMap(const Json& j, const std::string& where) {
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return Bad(where, "want an object of strings");
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string()) return Bad(where + "." + k, "want a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+Json DescriptorToJson(const Descriptor& d) {
+  Json j = {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
+  if (!d.annotations.empty()) j["annotations"] = d.annotations;
+  if (d.platform) {
+    Json p = {{"os", d.platform->os}, {"architecture", d.platform->architecture}};
+    if (!d.platform->variant.empty()) p["variant"] = d.platform->variant;
+    j["platform"] = p;
+  }
+  return j;
+}
+
+Result<Descriptor> DescriptorFromJson(const Json& j, const std::string& where) {
+  if (!j.is_object()) return Bad(where, "want an object");
+  Descriptor d;
+  if (!j.contains("mediaType") || !j["mediaType"].is_string()) return Bad(where, "mediaType missing");
+  d.media_type = j["mediaType"].get<std::string>();
+  if (!j.contains("digest") || !j["digest"].is_string()) return Bad(where, "digest missing");
+  auto digest = Digest::Parse(j["digest"].get<std::string>());
+  if (!digest.ok()) return digest.error().Context(where);
+  d.digest = *digest;
+  if (!j.contains("size") || !j["size"].is_number_integer() || j["size"].get<int64_t>() < 0) {
+    return Bad(where, "size missing or negative");
+  }
+  d.size = j["size"].get<int64_t>();
+  if (j.contains("annotations")) {
+    auto a = StringMap(j["annotations"], where + ".annotations");
+    if (!a.ok()) return a.error();
+    d.annotations = *a;
+  }
+  if (j.contains("platform")) {
+    const Json& p = j["platform"];
+    if (!p.is_object() || !p.value("os", Json()).is_string() || !p.value("architecture", Json()).is_string()) {
+      return Bad(where + ".platform", "want os and architecture strings");
+    }
+    d.platform = Platform{p["os"].get<std::string>(), p["architecture"].get<std::string>(),
+                          p.value("variant", std::string())};
+  }
+  return d;
+}
+
+Result<std::string> SerializeManifest(const Manifest& m) {
+  Json layers = Json::array();
+  for (const auto& l : m.layers) layers.push_back(DescriptorToJson(l));
+  Json j = {{"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", DescriptorToJson(m.config)},
+            {"layers", layers}};
+  if (!m.annotations.empty()) j["annotations"] = m.annotations;
+  return CanonicalJson(j);
+}
+
+Result<Manifest> ParseManifest(std::string_view raw, const std::string& what) {
+  auto parsed = ParseJson(raw, what);
+  if (!parsed.ok()) return parsed.error();
+  const Json& j = *parsed;
+  if (!j.is_object()) return Bad(what, "want a JSON object");
+  if (j.value("schemaVersion", 0) != 2) return Bad(what, "schemaVersion must be 2");
+  Manifest m;
+  // Some writers (umoci) omit the optional top-level mediaType.
+  m.media_type = j.value("mediaType", std::string(kMediaTypeManifest));
+  if (!IsManifestMediaType(m.media_type)) return Bad(what, "not an image manifest: " + m.media_type);
+  if (!j.contains("config")) return Bad(what, "config missing");
+  auto config = DescriptorFromJson(j["config"], what + ": $.config");
+  if (!config.ok()) return config.error();
+  m.config = *config;
+  if (!j.contains("layers") || !j["layers"].is_array()) return Bad(what, "layers missing");
+  for (size_t i = 0; i < j["layers"].size(); ++i) {
+    auto l = DescriptorFromJson(j["layers"][i], what + ": $.layers[" + std::to_string(i) + "]");
+    if (!l.ok()) return l.error();
+    m.layers.push_back(*l);
+  }
+  if (j.contains("annotations")) {
+    auto a = StringMap(j["annotations"], what + ": $.annotations");
+    if (!a.ok()) return a.error();
+    m.annotations = *a;
+  }
+  return m;
+}
+
+Result<std::string> SerializeIndex(const Index& index) {
+  Json manifests = Json::array();
+  for (const auto& d : index.manifests) manifests.push_back(DescriptorToJson(d));
+  Json j = {{"schemaVersion", 2}, {"mediaType", kMediaTypeIndex}, {"manifests", manifests}};
+  if (!index.annotations.empty()) j["annotations"] = index.annotations;
+  return CanonicalJson(j);
+}
+
+Result<Index> ParseIndex(std::string_view raw, const std::string& what) {
+  auto parsed = ParseJson(raw, what);
+  if (!parsed.ok()) return parsed.error();
+  const Json& j = *parsed;
+  if (!j.is_object() || j.value("schemaVersion", 0) != 2) return Bad(what, "not an image index (schemaVersion 2)");
+  if (!j.contains("manifests") || !j["manifests"].is_array()) return Bad(what, "manifests missing");
+  Index index;
+  for (size_t i = 0; i < j["manifests"].size(); ++i) {
+    auto d = DescriptorFromJson(j["manifests"][i], what + ": $.manifests[" + std::to_string(i) + "]");
+    if (!d.ok()) return d.error();
+    index.manifests.push_back(*d);
+  }
+  if (j.contains("annotations")) {
+    auto a = StringMap(j["annotations"], what + ": $.annotations");
+    if (!a.ok()) return a.error();
+    index.annotations = *a;
+  }
+  return index;
+}
+
+}  // namespace imgtool::oci

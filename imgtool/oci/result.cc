@@ -9,9 +9,9 @@ int ExitCodeFor(ErrorKind kind) {
     case ErrorKind::kIntegrity: return 4;
     case ErrorKind::kDenied: return 5;
     case ErrorKind::kTransport: return 6;
-    case ErrorKind::kInternal: return 1;
+    case ErrorKind::kInternal: return 70;  // EX_SOFTWARE; 1 is "images differ" for diff
   }
-  return 1;
+  return 70;
 }
 
 const char* ErrorKindName(ErrorKind kind) {

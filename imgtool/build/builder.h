@@ -1,0 +1,47 @@
+// `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> layout sink.
+// The pipeline is base image (scratch or a pinned layout) -> append the spec's layers
+// -> append the metadata layer -> set config (user, env, entrypoint, labels, created
+// from SOURCE_DATE_EPOCH) -> write to oci:DIR[:TAG] or oci-archive:FILE[:TAG].
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "archive/layer.h"
+#include "layout/reference.h"
+#include "oci/manifest.h"
+#include "oci/result.h"
+
+namespace imgtool::build {
+
+struct BuildOptions {
+  std::string spec_path;
+  layout::Reference output;
+  int64_t epoch = 0;  // SOURCE_DATE_EPOCH
+  std::optional<archive::Compression> compression;  // overrides the spec's
+  std::string cache_dir;  // empty: no cache
+  std::string record_path;  // empty: "<output path>.build.json"
+  // Human progress ("layer 2/3 cuda: 1.2 GB of 2.4 GB"); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+struct LayerOutcome {
+  std::string name;  // "base", a spec layer's name, or "imgtool-metadata"
+  oci::Descriptor descriptor;
+  oci::Digest diff_id;
+  bool cached = false;
+  double seconds = 0;
+};
+
+struct BuildResult {
+  oci::Descriptor manifest;
+  oci::Descriptor config;
+  std::vector<LayerOutcome> layers;
+  std::string output;       // the reference written
+  std::string record_path;  // the build record
+};
+
+Result<BuildResult> Build(const BuildOptions& options);
+
+}  // namespace imgtool::build

@@ -1,0 +1,25 @@
+// The layer imgtool adds on top of the spec's layers: /etc/passwd and /etc/group with
+// the spec's non-root user (so the name resolves inside the container), that user's
+// home folder, and /etc/imgtool/stack.json with the stack pins the fleet preflight
+// compares on every worker.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "archive/layer.h"
+#include "build/spec.h"
+#include "oci/result.h"
+
+namespace imgtool::build {
+
+// passwd/group: the base image's files (empty for scratch) with the user appended.
+// A different user already holding the name or the uid is an error.
+Result<std::string> PasswdWithUser(const std::string& base_passwd, const UserSpec& user);
+Result<std::string> GroupWithUser(const std::string& base_group, const UserSpec& user);
+Result<std::string> StackJson(const Spec& spec);
+
+Result<std::vector<archive::Entry>> MetadataEntries(const Spec& spec, const std::string& base_passwd,
+                                                    const std::string& base_group);
+
+}  // namespace imgtool::build

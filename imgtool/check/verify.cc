@@ -1,0 +1,96 @@
+#include "check/verify.h"
+
+#include <sys/stat.h>
+
+#include "archive/layer.h"
+#include "layout/layout_reader.h"
+#include "oci/image_config.h"
+#include "oci/manifest.h"
+#include "oci/media_types.h"
+
+namespace imgtool::check {
+
+namespace {
+
+// Reads a small blob; a problem is recorded and nullopt returned when it is damaged.
+std::optional<std::string> CheckSmallBlob(const std::string& dir, const oci::Descriptor& d, VerifyReport& report) {
+  auto raw = layout::ReadVerifiedBlob(dir, d);
+  if (!raw.ok()) {
+    report.problems.push_back({d.digest.str(), raw.error().message});
+    return std::nullopt;
+  }
+  report.blobs_checked++;
+  report.bytes_checked += raw->size();
+  return *raw;
+}
+
+void CheckLayer(const std::string& dir, const oci::Descriptor& d, const oci::Digest* diff_id, VerifyReport& report) {
+  const std::string name = d.digest.str();
+  if (!oci::IsLayerMediaType(d.media_type)) report.problems.push_back({name, "unknown layer media type " + d.media_type});
+  std::string path = layout::BlobPathIn(dir, d.digest);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    report.problems.push_back({name, "missing"});
+    return;
+  }
+  if (st.st_size != d.size) {
+    report.problems.push_back({name, "size " + std::to_string(st.st_size) + ", manifest says " + std::to_string(d.size)});
+  }
+  auto digests = archive::DigestLayerBlob(path);
+  if (!digests.ok()) {
+    report.problems.push_back({name, digests.error().message});
+    return;
+  }
+  report.blobs_checked++;
+  report.bytes_checked += digests->size;
+  if (digests->digest != d.digest) report.problems.push_back({name, "content hashes to " + digests->digest.str()});
+  if (diff_id && digests->diff_id != *diff_id) {
+    report.problems.push_back({name, "uncompressed content hashes to " + digests->diff_id.str() + ", config diff_id is " +
+                                         diff_id->str()});
+  }
+}
+
+}  // namespace
+
+Result<VerifyReport> VerifyLayoutImage(const std::string& dir, const std::string& tag) {
+  auto desc = layout::ResolveManifest(dir, tag);
+  if (!desc.ok()) return desc.error();
+  VerifyReport report;
+  report.manifest = desc->digest;
+  if (!oci::IsManifestMediaType(desc->media_type)) {
+    report.problems.push_back({"index.json", "manifest media type " + desc->media_type + " is not an image manifest"});
+  }
+  auto raw_manifest = CheckSmallBlob(dir, *desc, report);
+  if (!raw_manifest) return report;
+  auto manifest = oci::ParseManifest(*raw_manifest, "manifest");
+  if (!manifest.ok()) {
+    report.problems.push_back({desc->digest.str(), manifest.error().message});
+    return report;
+  }
+  std::vector<oci::Digest> diff_ids;
+  bool have_diff_ids = false;
+  if (!oci::IsConfigMediaType(manifest->config.media_type)) {
+    report.problems.push_back({manifest->config.digest.str(), "config media type " + manifest->config.media_type});
+  }
+  if (auto raw_config = CheckSmallBlob(dir, manifest->config, report)) {
+    auto config = oci::ParseImageConfig(*raw_config, "config");
+    if (!config.ok()) {
+      report.problems.push_back({manifest->config.digest.str(), config.error().message});
+    } else {
+      diff_ids = *oci::ConfigDiffIds(*config);
+      have_diff_ids = true;
+      if (diff_ids.size() != manifest->layers.size()) {
+        report.problems.push_back({manifest->config.digest.str(),
+                                   std::to_string(diff_ids.size()) + " diff_ids for " +
+                                       std::to_string(manifest->layers.size()) + " layers"});
+        have_diff_ids = false;
+      }
+    }
+  }
+  for (size_t i = 0; i < manifest->layers.size(); ++i) {
+    CheckLayer(dir, manifest->layers[i], have_diff_ids ? &diff_ids[i] : nullptr, report);
+  }
+  return report;
+}
+
+}  // namespace imgtool::check

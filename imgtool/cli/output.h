@@ -1,0 +1,31 @@
+// What every verb shares: error printing with exit codes, JSON output, sizes for humans.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+#include "layout/oci_archive.h"
+#include "oci/canonical_json.h"
+#include "oci/result.h"
+
+namespace imgtool::cli {
+
+// Each verb registers its flags and sets `run` to the action CLI11 selected.
+using Action = std::function<int()>;
+
+// Prints "imgtool: error: <message>" to stderr and returns the category's exit code.
+int Fail(const Error& e);
+// Pretty JSON on stdout (for people piping to jq; machines get the same keys).
+void PrintJson(const oci::Json& j);
+std::string HumanBytes(uint64_t n);
+// Opens any local reference; errors carry the reference text.
+Result<layout::OpenedImage> OpenRef(const std::string& text);
+
+void AddBuildCommand(CLI::App& app, Action& run);
+void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
+void AddVerifyCommand(CLI::App& app, Action& run);
+void AddDiffCommand(CLI::App& app, Action& run);
+
+}  // namespace imgtool::cli

@@ -1,0 +1,38 @@
+// The image config (OCI image-spec config.md), kept as JSON so fields we do not model
+// (ExposedPorts, StopSignal, ...) survive a rebuild on top of a base image. These helpers
+// read and set the fields imgtool cares about.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oci/canonical_json.h"
+#include "oci/digest.h"
+#include "oci/result.h"
+
+namespace imgtool::oci {
+
+struct HistoryEntry {
+  std::string created;     // RFC 3339 from SOURCE_DATE_EPOCH
+  std::string created_by;  // "imgtool build: layer cuda"
+  bool empty_layer = false;
+};
+
+// "1970-01-01T00:00:00Z" for 0. Always UTC, whatever TZ says.
+std::string Rfc3339(int64_t epoch_seconds);
+
+Json NewImageConfig(const std::string& os, const std::string& architecture);
+Result<Json> ParseImageConfig(std::string_view raw, const std::string& what);
+
+// diff_ids in rootfs order; an error when missing or malformed.
+Result<std::vector<Digest>> ConfigDiffIds(const Json& config);
+void AppendLayerToConfig(Json& config, const Digest& diff_id, const HistoryEntry& history);
+
+// config.config.* accessors (Docker's "container config" naming).
+std::string ConfigUser(const Json& config);
+std::vector<std::string> ConfigStringList(const Json& config, const std::string& field);  // Env, Entrypoint, Cmd
+std::map<std::string, std::string> ConfigLabels(const Json& config);
+
+}  // namespace imgtool::oci

@@ -1,0 +1,54 @@
+# Helpers for the integration tests. Each test sources this, gets a private work
+# folder ($WORK) that is removed on exit, and fails loudly with the line it failed on.
+set -euo pipefail
+: "${IMGTOOL:?set IMGTOOL to the imgtool binary}"
+: "${REPO:?set REPO to the repository root}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-test.XXXXXX")
+cleanup() { rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'echo "FAILED at ${BASH_SOURCE[0]}:$LINENO: $BASH_COMMAND" >&2' ERR
+export IMGTOOL_CACHE="$WORK/cache"
+export SOURCE_DATE_EPOCH=0
+
+fail() { echo "FAILED: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+assert_contains() { grep -qF -- "$2" <<<"$1" || fail "$3: expected output to contain '$2', got: $1"; }
+
+# Runs imgtool expecting exit code $1; leaves stdout+stderr in $OUTPUT.
+expect_exit() {
+  local want=$1; shift
+  set +e
+  OUTPUT=$("$IMGTOOL" "$@" 2>&1)
+  local got=$?
+  set -e
+  [ "$got" = "$want" ] || fail "imgtool $* exited $got, want $want: $OUTPUT"
+}
+
+# A small build context: a folder tree with an executable, a symlink, a nested file.
+make_context() {
+  local dir=$1
+  mkdir -p "$dir/app/bin" "$dir/app/share"
+  printf '#!/bin/sh\necho hi\n' >"$dir/app/bin/run.sh"
+  printf 'weights v1\n' >"$dir/app/share/model.txt"
+  ln -s ../share/model.txt "$dir/app/bin/model.txt"
+  printf 'lr=0.001\n' >"$dir/config.txt"
+  chmod 755 "$dir/app/bin/run.sh"
+  chmod 644 "$dir/app/share/model.txt" "$dir/config.txt"
+  cat >"$dir/spec.json" <<'JSON'
+{
+  "base": "scratch",
+  "user": {"name": "trainer", "uid": 10001, "gid": 10001},
+  "layers": [
+    {"name": "app", "files": [
+      {"src": "app", "dest": "/opt/app"},
+      {"src": "config.txt", "dest": "/etc/app/", "mode": "0640", "owner": "10001:10001"}
+    ]}
+  ],
+  "env": {"PATH": "/opt/app/bin:/usr/bin:/bin"},
+  "entrypoint": ["/opt/app/bin/run.sh"],
+  "labels": {"example": "yes"},
+  "stack": {"cuda": "13.0.96", "cudnn": "9.19.0", "nccl": "2.28.9"}
+}
+JSON
+}
