@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include "build/builder.h"
+#include "check/diff.h"
+#include "check/verify.h"
+#include "fs/atomic_file.h"
+#include "layout/layout_reader.h"
+
+namespace imgtool::check {
+
+namespace {
+
+// Builds a one-file image whose file holds `content`, into DIR/out.
+std::string BuildImage(const std::string& dir, const std::string& content, const std::string& out) {
+  EXPECT_TRUE(fs::MakeDirs(dir).ok());
+  EXPECT_TRUE(fs::WriteFileAtomic(dir + "/f.txt", content).ok());
+  EXPECT_TRUE(fs::WriteFileAtomic(dir + "/spec.json", R"({"base":"scratch","user":{"name":"t","uid":1,"gid":1},
+      "layers":[{"files":[{"src":"f.txt","dest":"/f.txt"}]}]})")
+                  .ok());
+  build::BuildOptions o;
+  o.spec_path = dir + "/spec.json";
+  o.output = *layout::ParseReference("oci:" + out + ":v1");
+  auto r = build::Build(o);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return out;
+}
+
+}  // namespace
+
+TEST(Verify, CleanImageHasNoProblemsAndDamageIsNamed) {
+  auto tmp = fs::TempDir::Create("check-test-");
+  std::string out = BuildImage(tmp->path() + "/ctx", "hello", tmp->path() + "/img");
+  auto report = VerifyLayoutImage(out, "v1");
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->blobs_checked, 4);  // manifest, config, two layers
+
+  auto img = layout::OpenLayoutImage(out, "v1");
+  std::string layer = *(*img)->layers()[0]->BlobPath();
+  std::string bytes = *fs::ReadSmallFile(layer);
+  bytes[bytes.size() / 2] ^= 1;
+  ASSERT_TRUE(fs::WriteFileAtomic(layer, bytes).ok());
+  report = VerifyLayoutImage(out, "v1");
+  ASSERT_TRUE(report.ok());
+  ASSERT_FALSE(report->problems.empty());
+  EXPECT_EQ(report->problems[0].blob, (*img)->layers()[0]->digest().str());
+}
+
+TEST(Verify, UnknownTagIsAnError) {
+  auto tmp = fs::TempDir::Create("check-test-");
+  std::string out = BuildImage(tmp->path() + "/ctx", "hello", tmp->path() + "/img");
+  auto report = VerifyLayoutImage(out, "nope");
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::kNotFound);
+}
+
+TEST(Diff, NamesTheChangedFile) {
+  auto tmp = fs::TempDir::Create("check-test-");
+  auto a = layout::OpenLayoutImage(BuildImage(tmp->path() + "/a", "one", tmp->path() + "/ia"), "v1");
+  auto b = layout::OpenLayoutImage(BuildImage(tmp->path() + "/b", "two", tmp->path() + "/ib"), "v1");
+  auto same = DiffImages(**a, **a);
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE(same->identical());
+  auto d = DiffImages(**a, **b);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_FALSE(d->identical());
+  EXPECT_TRUE(d->config.empty());
+  ASSERT_EQ(d->layers.size(), 1u);
+  EXPECT_EQ(d->layers[0].index, 1u);
+  ASSERT_EQ(d->layers[0].changes.size(), 1u);
+  EXPECT_EQ(d->layers[0].changes[0].path, "f.txt");
+  EXPECT_EQ(d->layers[0].changes[0].field, "content");
+  EXPECT_EQ(d->layers[0].changes[0].a, oci::Digest::Of("one").str());
+}
+
+}  // namespace imgtool::check
