@@ -1,0 +1,47 @@
+// GlooGroup: the job's process group. Rank 0 (the chief) serves the TCP store; every rank
+// announces itself, the chief waits (up to the rendezvous timeout) for all tasks and names
+// the ones that never arrived, then Gloo's full-mesh TCP connections are made through the
+// store. World size 1 needs no network and gets no Gloo context.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "cluster/cluster_config.h"
+#include "cluster/tcp_store.h"
+#include "core/result.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace trainer {
+
+struct GlooGroupOptions {
+  std::chrono::milliseconds rendezvous_timeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds collective_timeout{std::chrono::seconds(120)};
+};
+
+class GlooGroup {
+ public:
+  static Result<std::unique_ptr<GlooGroup>> Join(const ClusterConfig& cluster, const GlooGroupOptions& options);
+  ~GlooGroup();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Null when size() == 1.
+  const std::shared_ptr<gloo::Context>& context() const { return context_; }
+  const ClusterConfig& cluster() const { return cluster_; }
+
+ private:
+  GlooGroup() = default;
+
+  ClusterConfig cluster_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::unique_ptr<TcpStoreServer> server_;  // the chief only
+  std::unique_ptr<TcpStoreClient> client_;
+  std::shared_ptr<gloo::Context> context_;
+};
+
+}  // namespace trainer

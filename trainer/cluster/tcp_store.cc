@@ -1,0 +1,271 @@
+#include "cluster/tcp_store.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace trainer {
+namespace {
+
+enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3 };
+
+Error Transport(const std::string& msg) { return MakeError(ErrorKind::kTransport, msg); }
+
+void PutU32(std::string* s, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint32_t GetU32(const uint8_t* b) {
+  return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
+}
+
+bool WriteAll(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t r = ::recv(fd, p, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool ReadString(int fd, std::string* out) {
+  uint8_t len[4];
+  if (!ReadAll(fd, len, 4)) return false;
+  uint32_t n = GetU32(len);
+  if (n > (64u << 20)) return false;  // a store value is an address, not a payload
+  out->resize(n);
+  return n == 0 || ReadAll(fd, out->data(), n);
+}
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%gs", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
+struct AddrInfo {
+  addrinfo* list = nullptr;
+  ~AddrInfo() {
+    if (list) freeaddrinfo(list);
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port) {
+  AddrInfo ai;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  std::string where = host + ":" + std::to_string(port);
+  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
+  if (rc != 0) return Transport("store " + where + ": resolving: " + gai_strerror(rc));
+  int fd = ::socket(ai.list->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Transport("store " + where + ": socket: " + std::strerror(errno));
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd, ai.list->ai_addr, ai.list->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+    std::string err = std::strerror(errno);
+    ::close(fd);
+    return Transport("store " + where + ": cannot listen: " + err);
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  std::unique_ptr<TcpStoreServer> s(new TcpStoreServer());
+  s->listen_fd_ = fd;
+  s->port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  TcpStoreServer* self = s.get();
+  s->accept_thread_ = std::thread([self] { self->AcceptLoop(); });
+  return s;
+}
+
+TcpStoreServer::~TcpStoreServer() {
+  stop_ = true;
+  ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  accept_thread_.join();
+  ::close(listen_fd_);
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : conns_) ::shutdown(fd, SHUT_RDWR);  // wakes recv() in Serve
+    threads.swap(conn_threads_);
+  }
+  for (auto& t : threads) t.join();
+}
+
+void TcpStoreServer::AcceptLoop() {
+  while (!stop_) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;  // shut down
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) {
+      ::close(fd);
+      return;
+    }
+    conns_.push_back(fd);
+    conn_threads_.emplace_back([this, fd] { Serve(fd); });
+  }
+}
+
+void TcpStoreServer::Serve(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  for (;;) {
+    uint8_t op;
+    std::string key, value;
+    if (!ReadAll(fd, &op, 1) || !ReadString(fd, &key)) break;
+    std::string reply;
+    if (op == kSet) {
+      if (!ReadString(fd, &value)) break;
+      std::lock_guard<std::mutex> lock(mu_);
+      data_[key] = value;
+      reply.push_back(0);
+    } else if (op == kGet || op == kCheck) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = data_.find(key);
+      reply.push_back(it != data_.end() ? 1 : 0);
+      if (op == kGet && it != data_.end()) {
+        PutU32(&reply, static_cast<uint32_t>(it->second.size()));
+        reply += it->second;
+      }
+    } else {
+      break;  // unknown op: drop the peer
+    }
+    if (!WriteAll(fd, reply.data(), reply.size())) break;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& c : conns_) {
+    if (c == fd) c = -1;
+  }
+  ::close(fd);
+}
+
+Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::string& host, int port,
+                                                                std::chrono::milliseconds timeout) {
+  std::string where = host + ":" + std::to_string(port);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last = "no attempt";
+  for (;;) {
+    AddrInfo ai;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
+    if (rc != 0) {
+      last = gai_strerror(rc);
+    } else {
+      int fd = ::socket(ai.list->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd >= 0 && ::connect(fd, ai.list->ai_addr, ai.list->ai_addrlen) == 0) {
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return std::unique_ptr<TcpStoreClient>(new TcpStoreClient(fd, where));
+      }
+      last = std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Transport("cannot reach the rendezvous store at " + where + " (the chief serves it) within " +
+                       Seconds(timeout) + ": " + last);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+TcpStoreClient::~TcpStoreClient() { ::close(fd_); }
+
+Status TcpStoreClient::Send(const std::string& bytes) {
+  if (!WriteAll(fd_, bytes.data(), bytes.size())) return Transport("store " + where_ + ": connection lost");
+  return Status::Ok();
+}
+
+Status TcpStoreClient::Recv(void* out, size_t n) {
+  if (!ReadAll(fd_, out, n)) return Transport("store " + where_ + ": connection lost");
+  return Status::Ok();
+}
+
+Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
+  std::string req(1, static_cast<char>(kSet));
+  PutU32(&req, static_cast<uint32_t>(key.size()));
+  req += key;
+  PutU32(&req, static_cast<uint32_t>(value.size()));
+  req += value;
+  std::lock_guard<std::mutex> lock(mu_);
+  TRAINER_TRY(Send(req));
+  uint8_t ack;
+  return Recv(&ack, 1);
+}
+
+Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
+  std::string req(1, static_cast<char>(kGet));
+  PutU32(&req, static_cast<uint32_t>(key.size()));
+  req += key;
+  std::lock_guard<std::mutex> lock(mu_);
+  TRAINER_TRY(Send(req));
+  uint8_t found;
+  TRAINER_TRY(Recv(&found, 1));
+  if (!found) return std::optional<std::string>();
+  std::string value;
+  if (!ReadString(fd_, &value)) return Transport("store " + where_ + ": connection lost");
+  return std::optional<std::string>(std::move(value));
+}
+
+Result<bool> TcpStoreClient::Check(const std::string& key) {
+  std::string req(1, static_cast<char>(kCheck));
+  PutU32(&req, static_cast<uint32_t>(key.size()));
+  req += key;
+  std::lock_guard<std::mutex> lock(mu_);
+  TRAINER_TRY(Send(req));
+  uint8_t found;
+  TRAINER_TRY(Recv(&found, 1));
+  return found != 0;
+}
+
+Status TcpStoreClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+                            std::vector<std::string>* missing) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::vector<std::string> absent;
+    for (const auto& k : keys) {
+      auto has = Check(k);
+      if (!has.ok()) return has.error();
+      if (!*has) absent.push_back(k);
+    }
+    if (absent.empty()) return Status::Ok();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      if (missing) *missing = absent;
+      std::string list;
+      for (const auto& k : absent) list += (list.empty() ? "" : ", ") + k;
+      return MakeError(ErrorKind::kNotFound, "store " + where_ + ": timed out after " + Seconds(timeout) + " waiting for " + list);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace trainer

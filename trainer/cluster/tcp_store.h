@@ -1,0 +1,78 @@
+// A small key-value rendezvous store over TCP, served by the chief (the shape of
+// PyTorch's TCPStore). Workers need only the chief's address, which TF_CONFIG already
+// gives; no shared folder (Gloo's FileStore) and no extra service (its RedisStore).
+// Values are write-once by convention; there is no delete and no auth: it lives for one
+// job on the job's private network.
+//
+// Wire format, all integers little-endian u32:
+//   request  = op:u8 key_len key [value_len value]      op 1 SET, 2 GET, 3 CHECK
+//   reply    = SET: u8 0   GET: u8 found [len bytes]   CHECK: u8 found
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trainer {
+
+class TcpStoreServer {
+ public:
+  // Listens on host:port (port 0 picks one; see port()).
+  static Result<std::unique_ptr<TcpStoreServer>> Start(const std::string& host, int port);
+  ~TcpStoreServer();
+  TcpStoreServer(const TcpStoreServer&) = delete;
+  TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  TcpStoreServer() = default;
+  void AcceptLoop();
+  void Serve(int fd);
+
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread accept_thread_;
+  std::mutex mu_;  // guards data_, conns_, conn_threads_
+  std::map<std::string, std::string> data_;
+  std::vector<int> conns_;
+  std::vector<std::thread> conn_threads_;
+};
+
+class TcpStoreClient {
+ public:
+  // Retries the connection until `timeout`: the chief may start after its workers.
+  static Result<std::unique_ptr<TcpStoreClient>> Connect(const std::string& host, int port,
+                                                         std::chrono::milliseconds timeout);
+  ~TcpStoreClient();
+  TcpStoreClient(const TcpStoreClient&) = delete;
+  TcpStoreClient& operator=(const TcpStoreClient&) = delete;
+
+  Status Set(const std::string& key, const std::string& value);
+  Result<std::optional<std::string>> Get(const std::string& key);
+  Result<bool> Check(const std::string& key);
+  // Polls until every key exists. On timeout the error lists the missing keys; `missing`
+  // (if given) receives them so callers can name tasks.
+  Status Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+              std::vector<std::string>* missing = nullptr);
+
+ private:
+  explicit TcpStoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
+  Status Send(const std::string& bytes);
+  Status Recv(void* out, size_t n);
+
+  int fd_;
+  std::string where_;
+  std::mutex mu_;  // one request at a time per connection
+};
+
+}  // namespace trainer

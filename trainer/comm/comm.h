@@ -1,0 +1,32 @@
+// Comm: the collectives the trainer needs, behind one small interface with one engine
+// per transport: Local (one process), Gloo (CPU, TCP); NCCL comes with the CUDA backend.
+// The trainer only ever allgathers, never allreduces: it sums the gathered pieces itself
+// in a fixed order, so results cannot depend on a collective's reduction algorithm.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/result.h"
+
+namespace gloo {
+class Context;
+}
+
+namespace trainer {
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // out (size, count) = every rank's in (count), in rank order.
+  virtual Status AllGather(const float* in, float* out, size_t count) = 0;
+  // Root's bytes to every rank.
+  virtual Status Broadcast(void* data, size_t bytes, int root) = 0;
+};
+
+std::unique_ptr<Comm> MakeLocalComm();
+std::unique_ptr<Comm> MakeGlooComm(std::shared_ptr<gloo::Context> context);
+
+}  // namespace trainer

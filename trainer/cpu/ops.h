@@ -1,0 +1,76 @@
+// The CPU reference of every op the trainer runs. Plain loops over row-major arrays, one
+// function per op, shapes in the comments. A later CUDA backend implements the same names
+// and shapes and is checked against these.
+//
+// Determinism contract (what a faster or GPU version must reproduce bit for bit):
+//   - every dot product sums in increasing index order starting from +0, then adds the
+//     bias; no fused multiply-add (the build uses -ffp-contract=off);
+//   - exp is det_exp (basic IEEE operations only), never libm, whose results vary by CPU;
+//   - no op reads state other than its arguments.
+// Vectorizing across independent outputs keeps those orders, so SSE and AVX builds agree.
+//
+// Each op has a float overload (training) and a double one (gradient checks); both run
+// the same template, so the double check covers the float code path.
+#pragma once
+
+#include <cstdint>
+
+namespace trainer::cpu {
+
+// out (N, O) = in (N, I) @ w (I, O) + b (O)
+void linear_forward(float* out, const float* in, const float* w, const float* b, int N, int I, int O);
+void linear_forward(double* out, const double* in, const double* w, const double* b, int N, int I, int O);
+
+// Overwrites dw (I, O) = in^T @ dout and db (O) = sum over rows of dout (N, O);
+// din (N, I) = dout @ w^T when din is not null.
+void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in, const float* w, int N,
+                     int I, int O);
+void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w,
+                     int N, int I, int O);
+
+// out (n) = max(in, 0)
+void relu_forward(float* out, const float* in, int n);
+void relu_forward(double* out, const double* in, int n);
+
+// din (n) = dout where out > 0, else 0. din may alias dout.
+void relu_backward(float* din, const float* dout, const float* out, int n);
+void relu_backward(double* din, const double* dout, const double* out, int n);
+
+// mask (N, C) = 0 with probability `rate`, else 1 / (1 - rate) (inverted dropout, as
+// Keras). Bits come from Philox keyed by `seed`, counter (epoch, step, sample, column/4),
+// where sample = first_sample + row is the position in the global batch.
+void dropout_mask(float* mask, int N, int C, float rate, uint64_t seed, int epoch, int step, int first_sample);
+
+// out (n) = in * mask
+void dropout_forward(float* out, const float* in, const float* mask, int n);
+void dropout_forward(double* out, const double* in, const float* mask, int n);
+
+// din (n) = dout * mask. din may alias dout.
+void dropout_backward(float* din, const float* dout, const float* mask, int n);
+void dropout_backward(double* din, const double* dout, const float* mask, int n);
+
+// Sparse softmax cross-entropy from logits (N, C) with labels (N).
+// dlogits (N, C) = (softmax(logits) - onehot(label)) * scale; returns the sum over rows
+// of -log softmax[label] (in double; it is reported, never fed back).
+// C <= 256.
+double softmax_xent(float* dlogits, const float* logits, const uint8_t* labels, int N, int C, double scale);
+double softmax_xent(double* dlogits, const double* logits, const uint8_t* labels, int N, int C, double scale);
+
+// exp(x) from IEEE basic operations only (range reduction + polynomial), so every CPU
+// gives the same bits. Relative error below 1e-15.
+double det_exp(double x);
+
+struct AdamConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-7f;
+};
+
+// Keras's Adam, step t >= 1 (1-based), on n parameters:
+//   alpha = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+//   m += (g - m) * (1 - beta1);  v += (g*g - v) * (1 - beta2)
+//   p -= m * alpha / (sqrt(v) + epsilon)
+void adam_update(float* p, const float* g, float* m, float* v, int n, const AdamConfig& c, int64_t t);
+
+}  // namespace trainer::cpu

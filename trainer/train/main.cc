@@ -1,0 +1,147 @@
+// trainer: Fashion-MNIST MLP, data parallel over Gloo, bitwise reproducible.
+// Flag parsing, cluster discovery and printing; everything else is in the libraries.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "cluster/cluster_config.h"
+#include "cluster/gloo_group.h"
+#include "comm/comm.h"
+#include "data/dataset.h"
+#include "train/step.h"
+#include "train/train.h"
+
+namespace {
+
+using trainer::Error;
+
+// Progress goes to stderr (one line per interval, chief only); the result to stdout.
+class ConsoleObserver : public trainer::TrainObserver {
+ public:
+  void OnStep(const trainer::StepReport& r) override {
+    std::fprintf(stderr, "step %lld  epoch %d  loss %.4f  samples/s %.0f\n", static_cast<long long>(r.step),
+                 r.epoch + 1, r.loss, r.samples_per_sec);
+  }
+  void OnEpoch(const trainer::EpochReport& r) override {
+    std::fprintf(stderr, "epoch %d  test accuracy %.4f  test loss %.4f\n", r.epoch + 1, r.test_accuracy, r.test_loss);
+  }
+  void OnNote(const std::string& note) override { std::fprintf(stderr, "trainer: %s\n", note.c_str()); }
+};
+
+int Fail(const Error& e) {
+  std::fprintf(stderr, "trainer: error: %s\n", e.message.c_str());
+  return trainer::ExitCodeFor(e.kind);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Train the Keras Fashion-MNIST MLP (784-128-10, dropout 0.2, Adam) bitwise reproducibly.\n"
+      "Pipeline: IDX files -> per-epoch Philox shuffle -> micro-shards -> fixed-order gradient sum (Gloo) "
+      "-> Adam -> checkpoint / TensorBoard -> sha256 of the weights.\n"
+      "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous."};
+  trainer::TrainConfig cfg;
+  std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host;
+  int rank = 0, world_size = 1, train_limit = 0, test_limit = 0;
+  double rendezvous_timeout = 60, collective_timeout = 120;
+  bool json = false;
+  cfg.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later flags win
+
+  app.add_option("--data", data_dir, "Folder with the Fashion-MNIST *-ubyte.gz files")->capture_default_str();
+  app.add_option("--epochs", cfg.epochs, "Epochs to train")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-steps", cfg.max_steps, "Stop after this many steps in total (0: no limit)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--global-batch", cfg.global_batch, "Examples per step, over all workers")->capture_default_str();
+  app.add_option("--shards", cfg.shards, "Micro-shards per global batch (power of two; bounds the world size)")
+      ->capture_default_str();
+  app.add_option("--seed", cfg.seed, "Seed of every random number (init, shuffle, dropout)")->capture_default_str();
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--checkpoint-dir", cfg.checkpoint_dir, "Write checkpoints here and resume from the newest");
+  app.add_option("--checkpoint-every", cfg.checkpoint_every, "Also checkpoint every N steps (0: epoch ends only)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--logdir", cfg.logdir, "Write TensorBoard event files here");
+  app.add_option("--log-every", cfg.log_every, "Log a line every N steps (0: never)")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", json, "Print the result as one JSON object");
+  app.add_option("--rank", rank, "This process's rank (without TF_CONFIG)")->capture_default_str();
+  app.add_option("--world-size", world_size, "Number of processes (without TF_CONFIG)")->capture_default_str();
+  app.add_option("--rendezvous", rendezvous, "HOST:PORT where rank 0 serves the rendezvous store");
+  app.add_option("--host", host, "Address this process binds for Gloo (default: the rendezvous host)");
+  app.add_option("--rendezvous-timeout", rendezvous_timeout, "Seconds to wait for every task to arrive")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--collective-timeout", collective_timeout, "Seconds before a silent peer counts as lost")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--threads", cfg.threads, "Compute threads in this process")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--backend", backend, "cpu (cuda comes with the CUDA backend)")->capture_default_str();
+  app.add_option("--train-limit", train_limit, "Use only the first N training examples (tests)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--test-limit", test_limit, "Use only the first N test examples (tests)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--throttle-ms", cfg.throttle_ms, "Sleep after each step (tests)")->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  if (backend == "cuda") {
+    return Fail({trainer::ErrorKind::kInvalidInput,
+                 "--backend cuda: the CUDA backend is not built into this binary (it needs nvcc and NCCL at "
+                 "build time); use --backend cpu"});
+  }
+  if (backend != "cpu") return Fail({trainer::ErrorKind::kInvalidInput, "--backend " + backend + ": unknown (cpu)"});
+
+  const char* tf_config = std::getenv("TF_CONFIG");
+  auto cluster = (tf_config != nullptr && *tf_config != '\0')
+                     ? trainer::ParseTfConfig(tf_config)
+                     : trainer::ClusterFromFlags(rank, world_size, rendezvous, host);
+  if (!cluster.ok()) return Fail(cluster.error());
+  auto shape_ok = trainer::ValidateStepShape({cfg.global_batch, cfg.shards}, cluster->world_size);
+  if (!shape_ok.ok()) return Fail(shape_ok.error());
+
+  auto data = trainer::LoadFashionMnist(data_dir, train_limit, test_limit);
+  if (!data.ok()) return Fail(data.error().Context("loading Fashion-MNIST (--data)"));
+
+  trainer::GlooGroupOptions gopts;
+  gopts.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(rendezvous_timeout * 1000));
+  gopts.collective_timeout = std::chrono::milliseconds(static_cast<long>(collective_timeout * 1000));
+  auto group = trainer::GlooGroup::Join(*cluster, gopts);
+  if (!group.ok()) return Fail(group.error());
+  auto comm = (*group)->size() == 1 ? trainer::MakeLocalComm() : trainer::MakeGlooComm((*group)->context());
+
+  ConsoleObserver observer;
+  auto sum = trainer::Train(cfg, *data, *comm, observer);
+  if (!sum.ok()) {
+    const auto& task = cluster->tasks[static_cast<size_t>(cluster->rank)];
+    return Fail(sum.error().Context(task.Name()));
+  }
+
+  if (json) {
+    nlohmann::json j = {{"digest", sum->digest},
+                        {"steps", sum->steps},
+                        {"epochs_completed", sum->epochs_completed},
+                        {"test_accuracy", sum->test_accuracy},
+                        {"test_loss", sum->test_loss},
+                        {"last_loss", sum->last_loss},
+                        {"samples_per_sec", sum->samples_per_sec},
+                        {"train_seconds", sum->train_seconds},
+                        {"resumed_from_step", sum->resumed_from_step},
+                        {"rank", cluster->rank},
+                        {"world_size", cluster->world_size},
+                        {"threads", cfg.threads},
+                        {"seed", cfg.seed},
+                        {"global_batch", cfg.global_batch},
+                        {"shards", cfg.shards}};
+    std::cout << j.dump() << "\n";
+  } else {
+    if (cluster->rank == 0) {
+      std::printf("test accuracy %.4f after %lld steps (%d epochs); %.0f samples/s\n", sum->test_accuracy,
+                  static_cast<long long>(sum->steps), sum->epochs_completed, sum->samples_per_sec);
+    }
+    std::printf("weights %s\n", sum->digest.c_str());
+  }
+  return 0;
+}
