@@ -28,7 +28,7 @@ expect 3 "still missing worker:0 (rank 1, 127.0.0.1:$p1)" -- \
   env TF_CONFIG="$(tf_config 2 1 chief 0 "$p0" "$p1")" "$TRAINER" "${SHORT[@]}" --rendezvous-timeout 2
 (($(date +%s) - start < 30)) || fail "the chief took too long to give up"
 # And a worker whose chief never starts gives up too.
-expect 5 "cannot reach the rendezvous store at 127.0.0.1:$p0" -- \
+expect 6 "cannot reach the rendezvous store at 127.0.0.1:$p0" -- \
   env TF_CONFIG="$(tf_config 2 1 worker 0 "$p0" "$p1")" "$TRAINER" "${SHORT[@]}" --rendezvous-timeout 1
 
 expect 3 '/nonexistent/train-images-idx3-ubyte.gz: cannot open' -- "$TRAINER" "${SHORT[@]}" --data /nonexistent

@@ -1,15 +1,17 @@
-// Whole-file atomic writes: temp file in the same folder, write, fsync, rename, fsync the
-// folder. A reader sees the old file or the new one, never a torn one.
+// Whole-file atomic writes (temp, fsync, rename, fsync the folder) and whole-file reads:
+// imgtool's, from imgtool/fs/atomic_file.h.
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "core/result.h"
+#include "fs/atomic_file.h"
 
 namespace trainer {
 
-Status WriteFileAtomic(const std::string& path, std::string_view bytes);
-Result<std::string> ReadFile(const std::string& path);
+using imgtool::fs::WriteFileAtomic;
+
+// Checkpoints and event files are small (a checkpoint is ~1.2 MB); refuse anything huge.
+inline Result<std::string> ReadFile(const std::string& path) { return imgtool::fs::ReadSmallFile(path, 256u << 20); }
 
 }  // namespace trainer

@@ -1,77 +1,20 @@
-// Result<T>: a value or an Error with a category. Library code returns these and never
-// prints or exits; main.cc maps categories to exit codes (trainer/README.md).
-// Deliberately the same shape as imgtool/oci/result.h, but self-contained so the trainer
-// builds with the imgtool part switched off.
+// Result<T>, Status and Error: the trainer uses imgtool's (imgtool/oci/result.h), so both
+// halves of the project share one error vocabulary and one set of exit codes.
 #pragma once
 
-#include <string>
-#include <utility>
-#include <variant>
+#include "oci/result.h"
 
 namespace trainer {
 
-enum class ErrorKind {
-  kInvalidInput,  // bad flag, malformed TF_CONFIG, wrong file format
-  kNotFound,      // missing dataset file, missing peer
-  kIntegrity,     // checksum mismatch, truncated file
-  kTransport,     // rendezvous, collectives, sockets
-  kInternal,      // I/O failure, library error, bug
-};
-
-const char* ErrorKindName(ErrorKind kind);
-int ExitCodeFor(ErrorKind kind);
-
-struct Error {
-  ErrorKind kind = ErrorKind::kInternal;
-  std::string message;
-
-  // Prefixes context so messages read like a path: "loading data: train-images...: truncated".
-  Error Context(const std::string& what) const { return Error{kind, what + ": " + message}; }
-};
-
-inline Error MakeError(ErrorKind kind, std::string message) { return Error{kind, std::move(message)}; }
-
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
-
-// Result<void>.
-class [[nodiscard]] Status {
- public:
-  Status() = default;
-  Status(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
-  static Status Ok() { return Status(); }
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const Error& error() const { return error_; }
-
- private:
-  Error error_;
-  bool ok_ = true;
-};
+using imgtool::Error;
+using imgtool::ErrorKind;
+using imgtool::ErrorKindName;
+using imgtool::ExitCodeFor;
+using imgtool::MakeError;
+using imgtool::Result;
+using imgtool::Status;
 
 }  // namespace trainer
 
 // Early return on failure. Used sparingly: it keeps the training loop readable.
-#define TRAINER_TRY(expr)              \
-  do {                                 \
-    auto _st = (expr);                 \
-    if (!_st.ok()) return _st.error(); \
-  } while (0)
+#define TRAINER_TRY(expr) IMGTOOL_TRY(expr)
