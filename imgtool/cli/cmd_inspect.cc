@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/output.h"
+#include "cli/remote_flags.h"
 #include "oci/image_config.h"
 
 namespace imgtool::cli {
@@ -13,6 +14,7 @@ struct InspectFlags {
   bool json = false;
   bool raw = false;
   bool config = false;
+  RemoteFlags remote;
 };
 
 std::string Join(const std::vector<std::string>& v) {
@@ -54,7 +56,7 @@ oci::Json Summary(const std::string& ref, const oci::Image& img) {
 }
 
 int RunInspect(const InspectFlags& f) {
-  auto opened = OpenRef(f.ref);
+  auto opened = OpenRef(f.ref, ToRegistryOptions(f.remote));
   if (!opened.ok()) return Fail(opened.error());
   const oci::Image& img = *opened->image;
   // --raw / --config print the exact bytes, as skopeo inspect --raw / --config do.
@@ -100,19 +102,24 @@ void AddInspectCommands(CLI::App& app, Action& run) {
       "inspect",
       "Show an image's digest, config (user, env, entrypoint, labels) and layers.\n\n"
       "Example:\n  imgtool inspect oci:out/golden:latest --json | jq .layers");
-  inspect->add_option("ref", f->ref, "oci:DIR[:TAG] or oci-archive:FILE[:TAG]")->required();
+  inspect->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]")
+      ->required();
+  AddRemoteFlags(inspect, f->remote);
   inspect->add_flag("--json", f->json, "Print a JSON object");
   inspect->add_flag("--raw", f->raw, "Print the manifest's exact bytes");
   inspect->add_flag("--config", f->config, "Print the config's exact bytes");
   inspect->callback([f, &run] { run = [f] { return RunInspect(*f); }; });
 
   auto ref = std::make_shared<std::string>();
+  auto remote_flags = std::make_shared<RemoteFlags>();
   CLI::App* digest = app.add_subcommand(
       "digest", "Print the manifest digest of an image (sha256 of the manifest's exact bytes).");
-  digest->add_option("ref", *ref, "oci:DIR[:TAG] or oci-archive:FILE[:TAG]")->required();
-  digest->callback([ref, &run] {
-    run = [ref] {
-      auto opened = OpenRef(*ref);
+  digest->add_option("ref", *ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]")
+      ->required();
+  AddRemoteFlags(digest, *remote_flags);
+  digest->callback([ref, remote_flags, &run] {
+    run = [ref, remote_flags] {
+      auto opened = OpenRef(*ref, ToRegistryOptions(*remote_flags));
       if (!opened.ok()) return Fail(opened.error());
       std::cout << opened->image->digest().str() << "\n";
       return 0;

@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
       "imgtool " IMGTOOL_VERSION
       ": build, inspect and verify bit-for-bit reproducible OCI images.\n\n"
       "Images are named as skopeo names them: oci:DIR[:TAG] (an OCI image layout) or\n"
-      "oci-archive:FILE[:TAG] (a tar of one).\n\n"
+      "oci-archive:FILE[:TAG] (a tar of one) or docker://HOST[:PORT]/REPO[:TAG|@DIGEST] (a registry).\n\n"
       "Exit codes: 0 ok; 1 images differ (diff); 2 invalid input; 3 not found;\n"
       "4 integrity failure (a blob does not match its digest); 5 denied; 6 transport;\n"
       "70 internal error.",
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   imgtool::cli::AddInspectCommands(app, run);
   imgtool::cli::AddVerifyCommand(app, run);
   imgtool::cli::AddDiffCommand(app, run);
+  imgtool::cli::AddCopyCommands(app, run);
+  imgtool::cli::AddLoginCommands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

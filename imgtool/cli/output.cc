@@ -1,5 +1,7 @@
 #include "cli/output.h"
 
+#include "remote/transfer.h"
+
 #include <cstdio>
 #include <iostream>
 
@@ -26,9 +28,10 @@ std::string HumanBytes(uint64_t n) {
   return buf;
 }
 
-Result<layout::OpenedImage> OpenRef(const std::string& text) {
+Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts) {
   auto ref = layout::ParseReference(text);
   if (!ref.ok()) return ref.error();
+  if (ref->transport == layout::Transport::kDocker) return remote::OpenRemoteImage(*ref, remote_opts);
   return layout::OpenImage(*ref);
 }
 

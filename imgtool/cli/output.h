@@ -9,6 +9,7 @@
 #include "layout/oci_archive.h"
 #include "oci/canonical_json.h"
 #include "oci/result.h"
+#include "remote/registry.h"
 
 namespace imgtool::cli {
 
@@ -20,12 +21,14 @@ int Fail(const Error& e);
 // Pretty JSON on stdout (for people piping to jq; machines get the same keys).
 void PrintJson(const oci::Json& j);
 std::string HumanBytes(uint64_t n);
-// Opens any local reference; errors carry the reference text.
-Result<layout::OpenedImage> OpenRef(const std::string& text);
+// Opens any reference (docker:// fetches manifest + config); errors carry the reference text.
+Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts = {});
 
 void AddBuildCommand(CLI::App& app, Action& run);
 void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
 void AddVerifyCommand(CLI::App& app, Action& run);
 void AddDiffCommand(CLI::App& app, Action& run);
+void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve, tags
+void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 
 }  // namespace imgtool::cli

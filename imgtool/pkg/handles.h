@@ -1,0 +1,69 @@
+// Small owners used across imgtool/pkg: libarchive readers, file descriptors, and the
+// MD5 hasher dpkg's md5sums need (OpenSSL EVP; MD5 is dpkg's format, not our trust anchor:
+// every file is also hashed with SHA-256).
+//
+// Internal to imgtool/pkg: not part of package.h.
+#pragma once
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace imgtool::pkg::internal {
+
+struct ArchiveReadFree {
+  void operator()(struct archive* a) const { archive_read_free(a); }
+};
+using ReadArchivePtr = std::unique_ptr<struct archive, ArchiveReadFree>;
+
+// Owns a file descriptor; closes it on scope exit.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Streaming MD5, lowercase hex out.
+class Md5 {
+ public:
+  Md5();
+  void Update(const void* data, size_t len);
+  std::string FinishHex();
+
+ private:
+  struct CtxFree {
+    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+  };
+  std::unique_ptr<EVP_MD_CTX, CtxFree> ctx_;
+};
+
+std::string Quote(std::string_view s);  // "\"" + s + "\"", for messages
+
+}  // namespace imgtool::pkg::internal

@@ -1,0 +1,131 @@
+#include "remote/authorizer.h"
+
+#include <cctype>
+
+#include "oci/canonical_json.h"
+#include "remote/registry_error.h"
+
+namespace imgtool::remote {
+
+namespace {
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+std::string Lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string RepoScope(const std::string& repo, bool push) {
+  return "repository:" + repo + (push ? ":pull,push" : ":pull");
+}
+
+std::string UrlEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<Challenge> ParseChallenge(const std::string& header) {
+  Challenge ch;
+  size_t i = 0;
+  while (i < header.size() && header[i] == ' ') ++i;
+  size_t sp = header.find(' ', i);
+  ch.scheme = Lower(header.substr(i, sp == std::string::npos ? std::string::npos : sp - i));
+  if (ch.scheme.empty()) return MakeError(ErrorKind::kTransport, "empty WWW-Authenticate challenge");
+  if (sp == std::string::npos) return ch;
+  i = sp + 1;
+  while (i < header.size()) {
+    while (i < header.size() && (header[i] == ' ' || header[i] == ',')) ++i;
+    size_t eq = header.find('=', i);
+    if (eq == std::string::npos) break;
+    std::string key = Lower(header.substr(i, eq - i));
+    i = eq + 1;
+    std::string value;
+    if (i < header.size() && header[i] == '"') {
+      ++i;
+      while (i < header.size() && header[i] != '"') {
+        if (header[i] == '\\' && i + 1 < header.size()) ++i;
+        value += header[i++];
+      }
+      if (i >= header.size()) return MakeError(ErrorKind::kTransport, "WWW-Authenticate: unterminated quote");
+      ++i;
+    } else {
+      size_t end = header.find(',', i);
+      value = header.substr(i, end == std::string::npos ? std::string::npos : end - i);
+      i = end == std::string::npos ? header.size() : end;
+    }
+    ch.params[key] = value;
+  }
+  return ch;
+}
+
+std::string Authorizer::HeaderFor(const std::vector<std::string>& scopes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tokens_.find(Join(scopes));
+  if (it != tokens_.end()) return it->second;
+  return basic_;
+}
+
+Status Authorizer::Answer(HttpClient& http, const HttpResponse& unauthorized, const std::vector<std::string>& scopes) {
+  std::optional<Challenge> bearer, basic;
+  for (const auto& h : unauthorized.www_authenticate) {
+    auto ch = ParseChallenge(h);
+    if (!ch.ok()) return ch.error();
+    if (ch->scheme == "bearer") bearer = *ch;
+    if (ch->scheme == "basic") basic = *ch;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bearer) return FetchToken(http, *bearer, scopes);
+  if (basic && creds_) basic_ = "Authorization: Basic " + Base64Encode(creds_->username + ":" + creds_->password);
+  return Status::Ok();
+}
+
+Status Authorizer::FetchToken(HttpClient& http, const Challenge& ch, const std::vector<std::string>& scopes) {
+  auto realm = ch.params.find("realm");
+  if (realm == ch.params.end() || realm->second.empty()) {
+    return MakeError(ErrorKind::kTransport, "Bearer challenge without a realm");
+  }
+  std::string url = realm->second;
+  std::string query;
+  auto service = ch.params.find("service");
+  if (service != ch.params.end()) query += "service=" + UrlEncode(service->second);
+  for (const auto& s : scopes) query += std::string(query.empty() ? "" : "&") + "scope=" + UrlEncode(s);
+  if (!query.empty()) url += (url.find('?') == std::string::npos ? "?" : "&") + query;
+  HttpRequest req;
+  req.url = url;
+  req.max_body = 1 << 20;
+  if (creds_) {
+    req.headers.push_back("Authorization: Basic " + Base64Encode(creds_->username + ":" + creds_->password));
+  }
+  NetError net;
+  auto resp = http.Send(req, &net);
+  if (!resp.ok()) return resp.error().Context("token server");
+  if (resp->status != 200) return ErrorFromResponse(*resp, "token server " + realm->second);
+  oci::Json j = oci::Json::parse(resp->body, nullptr, false);
+  std::string token;
+  if (j.is_object()) {
+    token = j.value("token", std::string());
+    if (token.empty()) token = j.value("access_token", std::string());
+  }
+  if (token.empty()) return MakeError(ErrorKind::kTransport, "token server " + realm->second + ": no token in reply");
+  tokens_[Join(scopes)] = "Authorization: Bearer " + token;
+  return Status::Ok();
+}
+
+}  // namespace imgtool::remote

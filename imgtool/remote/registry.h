@@ -1,0 +1,95 @@
+// A client for one registry host speaking the OCI distribution API: ping and scheme
+// choice, auth on 401, retries with backoff, and the small calls (manifests, tags,
+// blob existence, mounts, downloads). Uploads live in upload.h.
+//
+// Thread-safe: each call borrows a libcurl handle from a pool, and the Authorizer is
+// shared, so transfer threads use one Registry.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fs/atomic_file.h"
+#include "oci/digest.h"
+#include "oci/manifest.h"
+#include "oci/result.h"
+#include "remote/authorizer.h"
+#include "remote/credentials.h"
+#include "remote/http.h"
+
+namespace imgtool::remote {
+
+struct RegistryOptions {
+  AuthOptions auth;
+  bool tls_verify = true;  // false: no certificate checks, and plain HTTP allowed
+  std::string cert_dir;    // ca.crt, client.cert, client.key; default /etc/containers/certs.d/HOST
+  int max_attempts = 5;
+  double backoff_seconds = 0.5;                   // first pause; doubles up to 8 s
+  uint64_t limit_rate = 0;                        // bytes/s per upload request, 0 = unlimited
+  std::function<void(const std::string&)> debug;  // lines with secrets removed
+};
+
+// Manifests the client asks for (every form a registry may hold for an image).
+extern const char* const kManifestAccept;
+
+struct RawManifest {
+  std::string bytes;       // exactly as served: its sha256 is the digest
+  std::string media_type;  // from the body's mediaType, else Content-Type
+  oci::Digest digest;
+};
+
+class Registry {
+ public:
+  // Pings https://HOST/v2/ (falling back to http:// only for localhost or with
+  // tls_verify off), learns the auth challenge and returns a ready client.
+  static Result<std::shared_ptr<Registry>> Connect(const std::string& host, const RegistryOptions& opts);
+
+  const std::string& host() const { return host_; }
+  std::string base_url() const { return scheme_ + "://" + host_; }
+  const RegistryOptions& options() const { return opts_; }
+
+  // One exchange with auth and retries. Returns any HTTP status; transport errors
+  // and exhausted retries are errors. Requests with a sink are not retried here.
+  Result<HttpResponse> Do(HttpRequest req, const std::vector<std::string>& scopes, const std::string& what);
+
+  // Size of the blob when the repository has it.
+  Result<std::optional<int64_t>> HeadBlob(const std::string& repo, const oci::Digest& d, bool push_scope);
+  Result<RawManifest> GetManifest(const std::string& repo, const std::string& tag_or_digest);
+  // The digest a tag points at (HEAD, falling back to GET and hashing).
+  Result<oci::Digest> ResolveDigest(const std::string& repo, const std::string& tag);
+  Status PutManifest(const std::string& repo, const std::string& tag_or_digest, const RawManifest& m);
+  Result<std::vector<std::string>> ListTags(const std::string& repo);
+  // Cross-repository mount: true when the registry linked the blob (201).
+  Result<bool> MountBlob(const std::string& repo, const std::string& from_repo, const oci::Digest& d);
+  // Streams the blob into `out` (opened by the caller), hashing as it arrives; a
+  // digest or size mismatch is kIntegrity and `out` is left uncommitted. A reset
+  // mid-way resumes with a Range request.
+  Status FetchBlob(const std::string& repo, const oci::Descriptor& desc, fs::AtomicFile& out,
+                   const std::function<void(uint64_t done)>& progress);
+
+  // Pool of curl handles, one per concurrent call.
+  std::unique_ptr<HttpClient> Acquire();
+  void Release(std::unique_ptr<HttpClient> c);
+  void SleepBackoff(int attempt, double retry_after) const;
+
+ private:
+  Registry(std::string host, RegistryOptions opts, std::optional<Credentials> creds);
+  Status Ping();
+
+  std::string host_;
+  std::string scheme_ = "https";
+  RegistryOptions opts_;
+  TlsOptions tls_;
+  Authorizer auth_;
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<HttpClient>> pool_;
+};
+
+// host without port is localhost / 127.0.0.1 / ::1: plain HTTP allowed there.
+bool IsLocalhost(const std::string& host);
+
+}  // namespace imgtool::remote

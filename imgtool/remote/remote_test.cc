@@ -1,0 +1,297 @@
+// Unit tests of the registry client: challenge parsing, credentials files, error
+// messages, saved upload sessions, and the Bearer flow + retries against a fake
+// registry on 127.0.0.1 (the seam: real libcurl, real sockets, scripted answers).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "fs/atomic_file.h"
+#include "remote/authorizer.h"
+#include "remote/credentials.h"
+#include "remote/registry.h"
+#include "remote/registry_error.h"
+#include "remote/upload.h"
+
+namespace imgtool::remote {
+namespace {
+
+// One request per connection; the handler gets "METHOD PATH" and the raw headers.
+class FakeServer {
+ public:
+  using Handler = std::function<std::string(const std::string& line, const std::string& headers)>;
+  explicit FakeServer(Handler h) : handler_(std::move(h)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    ::listen(fd_, 16);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string req;
+      char buf[4096];
+      while (req.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+        if (req[0] == 0x16) break;  // TLS handshake record: not for us
+      }
+      // Read the body too (Content-Length), so closing does not reset the connection.
+      auto cl = req.find("Content-Length: ");
+      size_t head = req.find("\r\n\r\n");
+      if (cl != std::string::npos && head != std::string::npos) {
+        size_t want = head + 4 + std::stoul(req.substr(cl + 16));
+        while (req.size() < want) {
+          ssize_t n = ::read(c, buf, sizeof buf);
+          if (n <= 0) break;
+          req.append(buf, static_cast<size_t>(n));
+        }
+      }
+      // A TLS ClientHello (the https probe) is not HTTP: just close.
+      if (std::isalpha(static_cast<unsigned char>(req[0]))) {
+        std::string line = req.substr(0, req.find(" HTTP/"));
+        std::string resp = handler_(line, req);
+        (void)!::write(c, resp.data(), resp.size());
+      }
+      ::close(c);
+    }
+  }
+  Handler handler_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+std::string Reply(int status, const std::string& body, const std::string& extra = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n" + extra + "\r\n" + body;
+}
+
+TEST(Challenge, ParsesBearerWithQuotedCommas) {
+  auto ch =
+      ParseChallenge(R"(Bearer realm="https://auth.example/token",service="reg",scope="repository:a/b:pull,push")");
+  ASSERT_TRUE(ch.ok());
+  EXPECT_EQ(ch->scheme, "bearer");
+  EXPECT_EQ(ch->params["realm"], "https://auth.example/token");
+  EXPECT_EQ(ch->params["service"], "reg");
+  EXPECT_EQ(ch->params["scope"], "repository:a/b:pull,push");
+  auto basic = ParseChallenge("Basic realm=\"x\"");
+  ASSERT_TRUE(basic.ok());
+  EXPECT_EQ(basic->scheme, "basic");
+}
+
+TEST(Credentials, Base64RoundTrip) {
+  for (std::string s : {"", "a", "ab", "abc", "alice:s3cret", "user:pa:ss"}) {
+    auto d = Base64Decode(Base64Encode(s));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(*d, s);
+  }
+  EXPECT_EQ(Base64Encode("alice:s3cret"), "YWxpY2U6czNjcmV0");
+}
+
+TEST(Credentials, LooksUpAuthsAndStoresWithMode0600) {
+  auto tmp = fs::TempDir::Create("remote-test-");
+  ASSERT_TRUE(tmp.ok());
+  std::string path = tmp->path() + "/auth.json";
+  ASSERT_TRUE(
+      fs::WriteFileAtomic(path, R"({"auths":{"https://reg.example:5000/v1/":{"auth":"YWxpY2U6czNjcmV0"}},"x":1})")
+          .ok());
+  AuthOptions opts;
+  opts.authfile = path;
+  auto c = LookupCredentials("reg.example:5000", opts);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->username, "alice");
+  EXPECT_EQ((*c)->password, "s3cret");
+  auto none = LookupCredentials("other:5000", opts);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  opts.creds = "bob:pw";
+  EXPECT_EQ((*LookupCredentials("reg.example:5000", opts))->username, "bob");
+
+  ASSERT_TRUE(StoreCredentials(path, "new:1", Credentials{"carol", "pw"}).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto raw = fs::ReadSmallFile(path);
+  ASSERT_TRUE(raw.ok());
+  EXPECT_NE(raw->find("\"x\": 1"), std::string::npos) << *raw;  // other keys kept
+  opts.creds.clear();
+  EXPECT_EQ((*LookupCredentials("new:1", opts))->username, "carol");
+  EXPECT_TRUE(*RemoveCredentials(path, "new:1"));
+  EXPECT_FALSE((*LookupCredentials("new:1", opts)).has_value());
+
+  ASSERT_TRUE(fs::WriteFileAtomic(path, "not json").ok());
+  auto bad = LookupCredentials("reg.example:5000", opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, path + ": not a JSON object");
+}
+
+TEST(RegistryError, DescribesErrorBodies) {
+  HttpResponse r;
+  r.status = 401;
+  r.body = R"({"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]})";
+  EXPECT_EQ(DescribeResponse(r), "401 UNAUTHORIZED: authentication required");
+  Error e = ErrorFromResponse(r, "pushing layer sha256:ab12");
+  EXPECT_EQ(e.kind, ErrorKind::kDenied);
+  EXPECT_EQ(e.message, "pushing layer sha256:ab12: 401 UNAUTHORIZED: authentication required");
+  r.status = 404;
+  r.body = "";
+  EXPECT_EQ(ErrorFromResponse(r, "x").kind, ErrorKind::kNotFound);
+  EXPECT_TRUE(IsTemporaryStatus(503));
+  EXPECT_TRUE(IsTemporaryStatus(429));
+  EXPECT_FALSE(IsTemporaryStatus(501));
+  EXPECT_FALSE(IsTemporaryStatus(404));
+}
+
+TEST(Upload, SessionsSaveAndLoad) {
+  auto tmp = fs::TempDir::Create("remote-test-");
+  ASSERT_TRUE(tmp.ok());
+  auto d = oci::Digest::Of("blob");
+  std::string p = UploadStatePath(tmp->path() + "/uploads", "h:1", "a/b", d);
+  EXPECT_NE(p, UploadStatePath(tmp->path() + "/uploads", "h:1", "a/c", d));
+  EXPECT_FALSE(LoadUploadSession(p)->has_value());
+  ASSERT_TRUE(SaveUploadSession(p, UploadSession{"http://h:1/v2/a/b/blobs/uploads/u?_state=s", 1234}).ok());
+  auto s = LoadUploadSession(p);
+  ASSERT_TRUE(s.ok() && s->has_value());
+  EXPECT_EQ((*s)->offset, 1234u);
+  EXPECT_EQ((*s)->location, "http://h:1/v2/a/b/blobs/uploads/u?_state=s");
+}
+
+TEST(Registry, Localhost) {
+  EXPECT_TRUE(IsLocalhost("localhost:5000"));
+  EXPECT_TRUE(IsLocalhost("127.0.0.1"));
+  EXPECT_TRUE(IsLocalhost("[::1]:5000"));
+  EXPECT_FALSE(IsLocalhost("registry.example:5000"));
+}
+
+// The whole Bearer dance against a fake registry: 401 with a challenge, token fetched
+// with Basic credentials and the asked scope, the request replayed with the token; a
+// 503 with Retry-After is retried.
+TEST(Registry, BearerFlowAndRetryAgainstFakeServer) {
+  std::atomic<int> token_calls{0}, busy{0};
+  std::string realm_host;
+  FakeServer server([&](const std::string& line, const std::string& headers) -> std::string {
+    bool has_token = headers.find("Authorization: Bearer tok-123") != std::string::npos;
+    if (line.rfind("GET /token?", 0) == 0) {
+      ++token_calls;
+      if (headers.find("Authorization: Basic YWxpY2U6czNjcmV0") == std::string::npos) {
+        return Reply(401, R"({"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]})");
+      }
+      if (line.find("scope=repository%3Ateam%2Fimg%3Apull") == std::string::npos ||
+          line.find("service=fake") == std::string::npos) {
+        return Reply(400, "{}");
+      }
+      return Reply(200, R"({"token":"tok-123"})");
+    }
+    std::string challenge = "WWW-Authenticate: Bearer realm=\"http://" + realm_host +
+                            "/token\",service=\"fake\",scope=\"repository:team/img:pull\"\r\n";
+    if (line == "GET /v2/") return Reply(401, "{}", challenge);
+    if (line == "GET /v2/team/img/tags/list") {
+      if (!has_token) return Reply(401, R"({"errors":[{"code":"UNAUTHORIZED","message":"need token"}]})", challenge);
+      if (busy++ == 0) return Reply(503, "{}", "Retry-After: 0\r\n");
+      return Reply(200, R"({"name":"team/img","tags":["v2","v1","sha256-ab.sig"]})");
+    }
+    return Reply(404, "{}");
+  });
+  realm_host = server.host();
+  RegistryOptions opts;
+  opts.auth.creds = "alice:s3cret";
+  opts.backoff_seconds = 0.01;
+  auto reg = Registry::Connect(server.host(), opts);
+  ASSERT_TRUE(reg.ok()) << reg.error().message;
+  EXPECT_EQ((*reg)->base_url(), "http://" + server.host());
+  auto tags = (*reg)->ListTags("team/img");
+  ASSERT_TRUE(tags.ok()) << tags.error().message;
+  EXPECT_EQ(*tags, (std::vector<std::string>{"sha256-ab.sig", "v1", "v2"}));
+  EXPECT_EQ(token_calls.load(), 1);
+  EXPECT_EQ(busy.load(), 2);  // one 503, one success
+
+  opts.auth.creds = "alice:wrong";
+  auto bad = Registry::Connect(server.host(), opts);
+  ASSERT_TRUE(bad.ok());
+  auto denied = (*bad)->ListTags("team/img");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().kind, ErrorKind::kDenied);
+  EXPECT_NE(denied.error().message.find("401 UNAUTHORIZED: bad credentials"), std::string::npos)
+      << denied.error().message;
+}
+
+// A saved session is resumed where the registry says it stands: GET on the session
+// (204, Range: 0-9), then PATCH from byte 10 only, then the final PUT with the digest.
+TEST(Upload, ResumesSavedSessionFromRegistryOffset) {
+  auto tmp = fs::TempDir::Create("remote-test-");
+  ASSERT_TRUE(tmp.ok());
+  std::string blob(40, 'x');
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>('a' + i % 26);
+  std::string path = tmp->path() + "/blob";
+  ASSERT_TRUE(fs::WriteFileAtomic(path, blob).ok());
+  oci::Descriptor desc{"application/octet-stream", oci::Digest::Of(blob), 40, {}, std::nullopt};
+  std::string received;
+  std::vector<std::string> lines;
+  std::mutex mu;
+  FakeServer server([&](const std::string& line, const std::string& req) -> std::string {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+    std::string body = req.substr(req.find("\r\n\r\n") + 4);
+    if (line == "GET /v2/") return Reply(200, "{}");
+    if (line == "GET /v2/a/b/blobs/uploads/u1?_state=s1") {
+      return Reply(204, "", "Range: 0-9\r\nLocation: /v2/a/b/blobs/uploads/u1?_state=s2\r\n");
+    }
+    if (line == "PATCH /v2/a/b/blobs/uploads/u1?_state=s2") {
+      if (req.find("Content-Range: 10-39") == std::string::npos) return Reply(416, "{}");
+      received += body;
+      return Reply(202, "", "Range: 0-39\r\nLocation: /v2/a/b/blobs/uploads/u1?_state=s3\r\n");
+    }
+    if (line == "PUT /v2/a/b/blobs/uploads/u1?_state=s3&digest=" + desc.digest.str()) return Reply(201, "");
+    return Reply(400, "{}");
+  });
+  RegistryOptions opts;
+  opts.backoff_seconds = 0.01;
+  auto reg = Registry::Connect(server.host(), opts);
+  ASSERT_TRUE(reg.ok()) << reg.error().message;
+  UploadOptions up;
+  up.monolithic_max = 8;
+  up.chunk_size = 64;
+  up.state_dir = tmp->path() + "/uploads";
+  std::string state = UploadStatePath(up.state_dir, server.host(), "a/b", desc.digest);
+  ASSERT_TRUE(
+      SaveUploadSession(state, UploadSession{(*reg)->base_url() + "/v2/a/b/blobs/uploads/u1?_state=s1", 8}).ok());
+  auto out = UploadBlob(**reg, "a/b", desc, path, up, nullptr);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_TRUE(out->resumed);
+  EXPECT_EQ(out->resumed_from, 10u);
+  EXPECT_EQ(out->bytes_sent, 30u);
+  EXPECT_EQ(received, blob.substr(10));
+  EXPECT_FALSE(fs::Exists(state));  // a finished upload forgets its session
+}
+
+}  // namespace
+}  // namespace imgtool::remote
