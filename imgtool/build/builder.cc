@@ -1,9 +1,11 @@
 #include "build/builder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "build/build_record.h"
+#include "build/dpkg_status.h"
 #include "build/layer_cache.h"
 #include "build/metadata_layer.h"
 #include "build/plan.h"
@@ -41,12 +43,12 @@ std::string HumanBytes(uint64_t n) {
 }
 
 // The base image's /etc/passwd or /etc/group: the topmost layer that has it.
-Result<std::string> FileFromImage(const oci::Image& image, const std::string& path) {
+Result<std::string> FileFromImage(const oci::Image& image, const std::string& path, uint64_t max_bytes = 1 << 20) {
   auto layers = image.layers();
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
     auto blob = (*it)->BlobPath();
     if (!blob.ok()) return blob.error();
-    auto content = archive::ReadFileFromLayer(*blob, path);
+    auto content = archive::ReadFileFromLayer(*blob, path, max_bytes);
     if (content.ok()) return content;
     if (content.error().kind != ErrorKind::kNotFound) return content.error();
   }
@@ -123,6 +125,9 @@ struct Pipeline {
         record_inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size});
       }
     }
+    for (const auto& pkg : plan.packages) {
+      record_inputs.push_back({plan.name, std::string(PackageKindName(pkg.kind)) + ":" + pkg.source, pkg.sha256, pkg.size});
+    }
     LayerOutcome o;
     o.name = plan.name;
     o.descriptor.media_type = written->media_type;
@@ -164,12 +169,30 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     base_group = *gr;
   }
   std::vector<PlannedLayer> plans;
+  std::vector<PackageRecord> packages;
+  PlanOptions plan_options;
+  if (!opt.cache_dir.empty()) plan_options.staging_parent = opt.cache_dir + "/staging";
   for (const auto& l : p.spec.layers) {
-    auto plan = PlanLayer(l);
+    auto plan = PlanLayer(l, plan_options);
     if (!plan.ok()) return plan.error().Context(opt.spec_path);
+    for (const auto& n : plan->notes) p.Say(n);
+    packages.insert(packages.end(), plan->packages.begin(), plan->packages.end());
     plans.push_back(std::move(*plan));
   }
-  auto meta = MetadataEntries(p.spec, base_passwd, base_group);
+  std::string dpkg_status;
+  bool has_debs = std::any_of(packages.begin(), packages.end(), [](const auto& x) { return x.kind == PackageKind::kDeb; });
+  if (has_debs) {
+    std::string base_status;
+    if (base) {
+      auto st = FileFromImage(*base, "var/lib/dpkg/status", 64 << 20);
+      if (!st.ok()) return st.error().Context("base image /var/lib/dpkg/status");
+      base_status = *st;
+    }
+    auto status = DpkgStatus(base_status, packages);
+    if (!status.ok()) return status.error().Context(opt.spec_path);
+    dpkg_status = *status;
+  }
+  auto meta = MetadataEntries(p.spec, base_passwd, base_group, packages, dpkg_status);
   if (!meta.ok()) return meta.error().Context(opt.spec_path);
   PlannedLayer meta_plan;
   meta_plan.name = "imgtool-metadata";

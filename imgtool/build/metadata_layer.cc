@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "build/plan.h"
+#include "build/stack.h"
 #include "oci/canonical_json.h"
 
 namespace imgtool::build {
@@ -61,25 +62,19 @@ Result<std::string> GroupWithUser(const std::string& base_group, const UserSpec&
   return AppendEntry(base_group, u.group, u.gid, line, "/etc/group", true);
 }
 
-Result<std::string> StackJson(const Spec& spec) {
-  oci::Json components = oci::Json::object();
-  for (const auto& [name, version] : spec.stack) components[name] = {{"version", version}};
-  oci::Json j = {{"schemaVersion", 1}, {"components", components}};
-  auto s = oci::CanonicalJson(j);
-  if (!s.ok()) return s.error();
-  return *s + "\n";
-}
-
 Result<std::vector<archive::Entry>> MetadataEntries(const Spec& spec, const std::string& base_passwd,
-                                                    const std::string& base_group) {
+                                                    const std::string& base_group,
+                                                    const std::vector<PackageRecord>& packages,
+                                                    const std::string& dpkg_status) {
   auto passwd = PasswdWithUser(base_passwd, spec.user);
   if (!passwd.ok()) return passwd.error();
   auto group = GroupWithUser(base_group, spec.user);
   if (!group.ok()) return group.error();
-  auto stack = StackJson(spec);
+  auto stack = StackJson(spec, packages);
   if (!stack.ok()) return stack.error();
   std::vector<archive::Entry> entries = {File("etc/passwd", *passwd), File("etc/group", *group),
                                          File("etc/imgtool/stack.json", *stack)};
+  if (!dpkg_status.empty()) entries.push_back(File("var/lib/dpkg/status", dpkg_status));
   archive::Entry home;
   home.path = spec.user.home.substr(1);
   home.type = archive::EntryType::kDir;

@@ -28,6 +28,9 @@ struct Found {
   ino_t ino = 0;
   nlink_t nlink = 1;
   int64_t mtime_ns = 0;
+  // For a package's entries: what identifies the content in the cache key (a sha256),
+  // instead of the staging file's mtime, inode and device.
+  std::string content_id;
 };
 
 Error Bad(const std::string& where, const std::string& why) { return MakeError(ErrorKind::kInvalidInput, where + ": " + why); }
@@ -76,7 +79,7 @@ class Walker {
     }
     if (S_ISREG(st.st_mode)) {
       fd.entry.type = EntryType::kFile;
-      fd.entry.mode = f_.mode ? *f_.mode : ((st.st_mode & 0111) ? 0755 : 0644);
+      fd.entry.mode = f_.keep_modes ? (st.st_mode & 07777) : f_.mode ? *f_.mode : ((st.st_mode & 0111) ? 0755 : 0644);
       if (f_.allow_setuid && !f_.mode) fd.entry.mode |= st.st_mode & 06000;
       fd.entry.size = static_cast<uint64_t>(st.st_size);
       fd.entry.source = host;
@@ -91,7 +94,7 @@ class Walker {
       fd.entry.link_target = target;
     } else if (S_ISDIR(st.st_mode)) {
       fd.entry.type = EntryType::kDir;
-      fd.entry.mode = f_.dir_mode ? *f_.dir_mode : 0755;
+      fd.entry.mode = f_.keep_modes ? (st.st_mode & 07777) : f_.dir_mode ? *f_.dir_mode : 0755;
       found_.push_back(fd);
       return AddChildren(host, rel, dest);
     } else {
@@ -169,6 +172,54 @@ Status PlanFile(const FileSpec& f, const std::string& root, std::vector<Found>& 
   return Status::Ok();
 }
 
+// Lists a folder's names, sorted, without "." and "..".
+Result<std::vector<std::string>> SortedNames(const std::string& dir, const std::string& where) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return MakeError(ErrorKind::kInternal, where + ": opening " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A staged package: its tree (modes kept, owners 0:0) and its extra entries.
+Status PlanPackage(const PackageSpec& spec, const PlanOptions& options, PlannedLayer& plan, std::vector<Found>& out) {
+  auto staged = StagePackage(spec, options.staging_parent);
+  if (!staged.ok()) return staged.error();
+  std::string id = staged->record.sha256.str();
+  if (staged->staging) {
+    FileSpec rules;
+    rules.keep_modes = true;
+    rules.allow_setuid = staged->allow_setuid;
+    rules.where = spec.where;
+    auto names = SortedNames(staged->staging->path(), spec.where);
+    if (!names.ok()) return names.error();
+    for (const auto& n : *names) {
+      Walker w(rules);
+      IMGTOOL_TRY(w.Add(staged->staging->path() + "/" + n, n, staged->dest.empty() ? n : staged->dest + "/" + n));
+      for (auto& fd : w.found()) {
+        fd.input.clear();
+        fd.content_id = id;
+        out.push_back(std::move(fd));
+      }
+    }
+    plan.staging.push_back(staged->staging);
+  }
+  for (size_t i = 0; i < staged->extra.size(); ++i) {
+    Found fd;
+    fd.entry = std::move(staged->extra[i]);
+    fd.content_id = staged->ids[i];
+    out.push_back(std::move(fd));
+  }
+  plan.packages.push_back(std::move(staged->record));
+  for (auto& n : staged->notes) plan.notes.push_back(std::move(n));
+  return Status::Ok();
+}
+
 bool SameMeta(const Entry& a, const Entry& b) {
   return a.type == b.type && a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && a.link_target == b.link_target;
 }
@@ -220,11 +271,15 @@ Result<std::vector<Entry>> Normalize(std::vector<Entry> entries, std::vector<std
   return out;
 }
 
-Result<PlannedLayer> PlanLayer(const LayerSpec& layer) {
-  auto root = RealPath(layer.root, layer.where + ".root");
-  if (!root.ok()) return root.error();
+Result<PlannedLayer> PlanLayer(const LayerSpec& layer, const PlanOptions& options) {
+  PlannedLayer plan;
   std::vector<Found> found;
-  for (const auto& f : layer.files) IMGTOOL_TRY(PlanFile(f, *root, found));
+  if (!layer.files.empty()) {
+    auto root = RealPath(layer.root, layer.where + ".root");
+    if (!root.ok()) return root.error();
+    for (const auto& f : layer.files) IMGTOOL_TRY(PlanFile(f, *root, found));
+  }
+  for (const auto& p : layer.packages) IMGTOOL_TRY(PlanPackage(p, options, plan, found));
 
   std::vector<Entry> entries;
   std::vector<std::string> inputs;
@@ -237,7 +292,6 @@ Result<PlannedLayer> PlanLayer(const LayerSpec& layer) {
   auto normalized = Normalize(std::move(entries), &inputs);
   if (!normalized.ok()) return normalized.error().Context(layer.where);
 
-  PlannedLayer plan;
   plan.name = layer.name;
   plan.entries = std::move(*normalized);
   plan.inputs = std::move(inputs);
@@ -261,7 +315,9 @@ Result<PlannedLayer> PlanLayer(const LayerSpec& layer) {
     if (e.type == EntryType::kFile) plan.content_bytes += e.size;
     fp += e.path + "\t" + std::to_string(static_cast<int>(e.type)) + "\t" + std::to_string(e.mode) + "\t" +
           std::to_string(e.uid) + ":" + std::to_string(e.gid) + "\t" + e.link_target + "\t" + std::to_string(e.size);
-    if (src && e.type == EntryType::kFile) {
+    if (src && !src->content_id.empty()) {
+      fp += "\t" + src->content_id;
+    } else if (src && e.type == EntryType::kFile) {
       fp += "\t" + e.source + "\t" + std::to_string(src->mtime_ns) + "\t" + std::to_string(src->ino) + "\t" +
             std::to_string(src->dev);
     }

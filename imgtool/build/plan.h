@@ -10,10 +10,12 @@
 // folders 0755; spec `mode` / `dir_mode` override. Owners are 0:0 unless `owner`.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "archive/layer.h"
+#include "build/packages.h"
 #include "build/spec.h"
 #include "oci/digest.h"
 #include "oci/result.h"
@@ -28,11 +30,24 @@ struct PlannedLayer {
   std::vector<std::string> inputs;
   uint64_t content_bytes = 0;
   // Identifies the layer's inputs without reading them: every entry's metadata plus
-  // each source file's size, mtime, inode and device. Same key -> same blob.
+  // each source file's size, mtime, inode and device (a package's files: its sha256).
+  // Same key -> same blob.
   std::string fingerprint;
+  // The layer's packages (debs, wheels, installed wheels), in spec order.
+  std::vector<PackageRecord> packages;
+  std::vector<std::string> notes;  // for the build output (maintainer scripts not run)
+  // Unpacked packages the entries stream from: kept alive until the layer is written.
+  std::vector<std::shared_ptr<fs::TempDir>> staging;
 };
 
-Result<PlannedLayer> PlanLayer(const LayerSpec& layer);
+struct PlanOptions {
+  std::string staging_parent;  // where packages are unpacked; "" for $TMPDIR
+};
+
+// Packages are unpacked (and so read) here; every other source is only stat'ed.
+// Debs go to "/" with their modes and dpkg's info/<pkg>.list and .md5sums; wheels go
+// under their prefix; owners are 0:0.
+Result<PlannedLayer> PlanLayer(const LayerSpec& layer, const PlanOptions& options = {});
 
 // Sorts, adds missing parent folders (0755, 0:0) and refuses conflicting duplicates.
 Result<std::vector<archive::Entry>> Normalize(std::vector<archive::Entry> entries,

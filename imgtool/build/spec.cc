@@ -148,6 +148,104 @@ Result<FileSpec> ParseFile(const Json& j, const std::string& where) {
   return f;
 }
 
+// "sha256:<hex>" or bare "<hex>".
+Result<oci::Digest> GetSha256(const Json& j, const std::string& key, const std::string& where, bool required) {
+  auto s = GetString(j, key, where, required);
+  if (!s.ok()) return s.error();
+  std::string text = s->rfind("sha256:", 0) == 0 ? *s : "sha256:" + *s;
+  auto d = oci::Digest::Parse(text);
+  if (!d.ok()) return Bad(where + "." + key, "'" + *s + "' is not a sha256 digest (64 hex digits)");
+  return *d;
+}
+
+Result<std::string> GetPrefix(const Json& j, const std::string& where) {
+  auto p = GetString(j, "prefix", where, true);
+  if (!p.ok()) return p.error();
+  if (p->empty() || (*p)[0] != '/') return Bad(where + ".prefix", "'" + *p + "' must be an absolute path in the image");
+  if (HasDotDot(*p)) return Bad(where + ".prefix", "'" + *p + "' must not contain '..'");
+  std::string rel = *p;
+  while (!rel.empty() && rel.front() == '/') rel.erase(rel.begin());
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  return rel;
+}
+
+// name, version: required, non-empty.
+Status GetNameVersion(const Json& j, const std::string& where, PackageSpec& p) {
+  for (const char* key : {"name", "version"}) {
+    auto v = GetString(j, key, where, true);
+    if (!v.ok()) return v.error();
+    if (v->empty()) return Bad(where + "." + key, "must not be empty");
+    (std::string(key) == "name" ? p.name : p.version) = *v;
+  }
+  return Status::Ok();
+}
+
+Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::string& dir, const std::string& where) {
+  PackageSpec p;
+  p.kind = kind;
+  p.where = where;
+  if (kind == PackageKind::kInstalledWheel) {
+    IMGTOOL_TRY(OnlyKeys(j, where, {"dist_info", "root", "strip_prefix", "name", "version", "prefix", "record_sha256"}));
+    auto dist = GetString(j, "dist_info", where, true);
+    if (!dist.ok()) return dist.error();
+    auto root = GetString(j, "root", where, true);
+    if (!root.ok()) return root.error();
+    auto strip = GetString(j, "strip_prefix", where, false);
+    if (!strip.ok()) return strip.error();
+    if (dist->empty()) return Bad(where + ".dist_info", "must not be empty");
+    if (root->empty()) return Bad(where + ".root", "must not be empty");
+    p.given = *dist;
+    p.dist_info = Absolute(dir, *dist);
+    p.site_root = Absolute(dir, *root);
+    p.strip_prefix = *strip;
+    if (j.contains("record_sha256")) {
+      auto d = GetSha256(j, "record_sha256", where, true);
+      if (!d.ok()) return d.error();
+      p.record_sha256 = *d;
+    }
+  } else {
+    std::set<std::string> keys = {"src", "sha256", "name", "version"};
+    keys.insert(kind == PackageKind::kDeb ? "allow_setuid" : "prefix");
+    IMGTOOL_TRY(OnlyKeys(j, where, keys));
+    auto src = GetString(j, "src", where, true);
+    if (!src.ok()) return src.error();
+    if (src->empty()) return Bad(where + ".src", "must not be empty");
+    p.given = *src;
+    p.src = Absolute(dir, *src);
+    if (!j.contains("sha256")) return Bad(where + ".sha256", "required: a package is pinned by the sha256 of its file");
+    auto d = GetSha256(j, "sha256", where, true);
+    if (!d.ok()) return d.error();
+    p.sha256 = *d;
+    if (j.contains("allow_setuid")) {
+      if (!j["allow_setuid"].is_boolean()) return Bad(where + ".allow_setuid", "want true or false");
+      p.allow_setuid = j["allow_setuid"].get<bool>();
+    }
+  }
+  IMGTOOL_TRY(GetNameVersion(j, where, p));
+  if (kind != PackageKind::kDeb) {
+    auto prefix = GetPrefix(j, where);
+    if (!prefix.ok()) return prefix.error();
+    p.prefix = *prefix;
+  }
+  return p;
+}
+
+Status ParsePackages(const Json& layer, const std::string& dir, const std::string& where, LayerSpec& out) {
+  const std::pair<const char*, PackageKind> kinds[] = {
+      {"debs", PackageKind::kDeb}, {"wheels", PackageKind::kWheel}, {"installed_wheels", PackageKind::kInstalledWheel}};
+  for (const auto& [key, kind] : kinds) {
+    if (!layer.contains(key)) continue;
+    std::string w = where + "." + key;
+    if (!layer[key].is_array()) return Bad(w, "want an array");
+    for (size_t k = 0; k < layer[key].size(); ++k) {
+      auto p = ParsePackage(layer[key][k], kind, dir, w + "[" + std::to_string(k) + "]");
+      if (!p.ok()) return p.error();
+      out.packages.push_back(*p);
+    }
+  }
+  return Status::Ok();
+}
+
 Status ParseUser(const Json& j, Spec& spec) {
   const std::string where = "$.user";
   IMGTOOL_TRY(OnlyKeys(j, where, {"name", "uid", "gid", "group", "home", "shell"}));
@@ -204,7 +302,7 @@ Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
   std::set<std::string> names;
   for (size_t i = 0; i < j.size(); ++i) {
     std::string where = "$.layers[" + std::to_string(i) + "]";
-    IMGTOOL_TRY(OnlyKeys(j[i], where, {"name", "root", "files"}));
+    IMGTOOL_TRY(OnlyKeys(j[i], where, {"name", "root", "files", "debs", "wheels", "installed_wheels"}));
     LayerSpec layer;
     layer.where = where;
     auto name = GetString(j[i], "name", where, false);
@@ -214,10 +312,13 @@ Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
     auto root = GetString(j[i], "root", where, false);
     if (!root.ok()) return root.error();
     layer.root = root->empty() ? dir : Absolute(dir, *root);
-    if (!j[i].contains("files") || !j[i]["files"].is_array() || j[i]["files"].empty()) {
-      return Bad(where + ".files", "want a non-empty array of {src, dest}");
+    IMGTOOL_TRY(ParsePackages(j[i], dir, where, layer));
+    bool has_files = j[i].contains("files");
+    if (has_files && !j[i]["files"].is_array()) return Bad(where + ".files", "want an array of {src, dest}");
+    if ((!has_files || j[i]["files"].empty()) && layer.packages.empty()) {
+      return Bad(where + ".files", "want a non-empty array of {src, dest} (or debs, wheels, installed_wheels)");
     }
-    for (size_t k = 0; k < j[i]["files"].size(); ++k) {
+    for (size_t k = 0; has_files && k < j[i]["files"].size(); ++k) {
       auto f = ParseFile(j[i]["files"][k], where + ".files[" + std::to_string(k) + "]");
       if (!f.ok()) return f.error();
       layer.files.push_back(*f);
@@ -242,6 +343,15 @@ Status ParseStack(const Json& j, Spec& spec) {
 }
 
 }  // namespace
+
+const char* PackageKindName(PackageKind k) {
+  switch (k) {
+    case PackageKind::kDeb: return "deb";
+    case PackageKind::kWheel: return "wheel";
+    case PackageKind::kInstalledWheel: return "installed-wheel";
+  }
+  return "deb";
+}
 
 std::string StackLabel(const std::string& component) { return "org.imgtool.stack." + component; }
 

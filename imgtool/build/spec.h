@@ -26,13 +26,37 @@ struct FileSpec {
   uint32_t uid = 0;
   uint32_t gid = 0;
   bool allow_setuid = false;
+  // Not from JSON: set for package staging trees, whose modes are kept as unpacked.
+  bool keep_modes = false;
   std::string where;  // "$.layers[0].files[1]"
+};
+
+// A package input of a layer: a .deb, a wheel, or a wheel already installed on this
+// machine (taken from its files, pinned by its dist-info RECORD).
+enum class PackageKind { kDeb, kWheel, kInstalledWheel };
+const char* PackageKindName(PackageKind k);  // "deb", "wheel", "installed-wheel"
+
+struct PackageSpec {
+  PackageKind kind = PackageKind::kDeb;
+  std::string src;        // deb, wheel: absolute path of the package file
+  std::string given;      // deb, wheel: src as written in the spec; installed: dist_info as written
+  oci::Digest sha256;     // deb, wheel: required pin of the file's bytes
+  std::string name;       // expected Package: / METADATA Name:
+  std::string version;    // expected Version:
+  bool allow_setuid = false;  // deb
+  std::string prefix;     // wheel, installed: in-image folder, relative ("usr/lib/python3/dist-packages")
+  std::string dist_info;  // installed: absolute path of the *.dist-info folder
+  std::string site_root;  // installed: absolute folder RECORD paths resolve under
+  std::string strip_prefix;  // installed: RECORD path prefix dropped on this machine ("nvidia/cu13/")
+  std::optional<oci::Digest> record_sha256;  // installed: optional pin of RECORD's bytes
+  std::string where;      // "$.layers[0].debs[1]"
 };
 
 struct LayerSpec {
   std::string name;
   std::string root;  // absolute folder that sources are confined to
   std::vector<FileSpec> files;
+  std::vector<PackageSpec> packages;  // debs, then wheels, then installed_wheels, in spec order
   std::string where;
 };
 

@@ -52,7 +52,8 @@ TEST(Spec, ErrorsNameTheJsonPath) {
             "spec.json: $.layers[0].files[0].dest: 'relative' must be an absolute path in the image");
   EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[{"src":"a/../../b","dest":"/x"}]}])")),
             "spec.json: $.layers[0].files[0].src: 'a/../../b' escapes the layer root with '..'");
-  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[]}])")), "spec.json: $.layers[0].files: want a non-empty array of {src, dest}");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[]}])")),
+            "spec.json: $.layers[0].files: want a non-empty array of {src, dest} (or debs, wheels, installed_wheels)");
   EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"stack":{"cuda":"latest"})")),
             "spec.json: $.stack.cuda: 'latest' is not a version such as \"13.0.96\"");
   EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"stack":{"tensorrt":"10"})")),
@@ -86,6 +87,48 @@ TEST(Spec, DigestIsOfTheExactBytes) {
   std::string a = SpecWith("[]");
   std::string b = a + "\n";
   EXPECT_NE(ParseSpec(a, "/c", "s")->digest, ParseSpec(b, "/c", "s")->digest);
+}
+
+}  // namespace imgtool::build
+
+namespace imgtool::build {
+
+TEST(Spec, ParsesPackages) {
+  const std::string hex(64, 'a');
+  auto s = ParseSpec(SpecWith(R"([{"debs":[{"src":"d/x.deb","sha256":")" + hex +
+                              R"(","name":"x","version":"1-1","allow_setuid":true}],
+      "wheels":[{"src":"w.whl","sha256":"sha256:)" + hex + R"(","name":"w","version":"2","prefix":"/opt/py/"}],
+      "installed_wheels":[{"dist_info":"di","root":"/site","strip_prefix":"nvidia/cu13/","name":"n","version":"3",
+      "prefix":"/usr/local/cuda","record_sha256":")" + hex + R"("}]}])"),
+                     "/ctx", "spec.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const auto& p = s->layers[0].packages;
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].kind, PackageKind::kDeb);
+  EXPECT_EQ(p[0].src, "/ctx/d/x.deb");
+  EXPECT_EQ(p[0].given, "d/x.deb");
+  EXPECT_TRUE(p[0].allow_setuid);
+  EXPECT_EQ(p[1].sha256.hex(), hex);
+  EXPECT_EQ(p[1].prefix, "opt/py");
+  EXPECT_EQ(p[2].dist_info, "/ctx/di");
+  EXPECT_EQ(p[2].site_root, "/site");
+  EXPECT_EQ(p[2].strip_prefix, "nvidia/cu13/");
+  EXPECT_EQ(p[2].record_sha256->hex(), hex);
+  EXPECT_EQ(p[2].where, "$.layers[0].installed_wheels[0]");
+}
+
+TEST(Spec, RefusesBadPackages) {
+  const std::string hex(64, 'a');
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"debs":[{"src":"x.deb","name":"x","version":"1"}]}])")),
+            "spec.json: $.layers[0].debs[0].sha256: required: a package is pinned by the sha256 of its file");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"wheels":[{"src":"x.whl","sha256":")" + hex + R"(","name":"x","version":"1",
+      "prefix":"rel"}]}])")),
+            "spec.json: $.layers[0].wheels[0].prefix: 'rel' must be an absolute path in the image");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"debs":[{"src":"x.deb","sha256":")" + hex + R"(","name":"","version":"1"}]}])")),
+            "spec.json: $.layers[0].debs[0].name: must not be empty");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"debs":[]}])")),
+            "spec.json: $.layers[0].files: want a non-empty array of {src, dest} (or debs, wheels, installed_wheels)");
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"debs":{}}])")), "spec.json: $.layers[0].debs: want an array");
 }
 
 }  // namespace imgtool::build

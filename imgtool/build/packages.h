@@ -1,0 +1,62 @@
+// Package inputs of a layer, made ready for planning: a .deb or wheel is checked against
+// its pin (the sha256 of the file, then the name and version its own metadata declares)
+// and unpacked with imgtool/pkg into a staging folder that lives until the layer is
+// written; an installed wheel is verified in place against its dist-info RECORD.
+//
+// Not here: walking the staging tree into layer entries (plan.cc), the image-wide
+// /var/lib/dpkg/status (dpkg_status.h), fetching URLs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "archive/layer.h"
+#include "build/spec.h"
+#include "fs/atomic_file.h"
+#include "oci/digest.h"
+#include "oci/result.h"
+
+namespace imgtool::build {
+
+// A shared library a package puts in the image (for /etc/imgtool/stack.json).
+struct PackageLibrary {
+  std::string path;  // in-image, absolute ("/usr/lib/x86_64-linux-gnu/libnccl.so.2")
+  oci::Digest sha256;
+};
+
+// What one package contributes to the image besides its files.
+struct PackageRecord {
+  PackageKind kind = PackageKind::kDeb;
+  std::string name;     // as the package declares it
+  std::string version;
+  oci::Digest sha256;   // the package file's; an installed wheel's RECORD digest
+  uint64_t size = 0;    // the package file's bytes; an installed wheel's files' total
+  std::string source;   // as the spec names it (src or dist_info)
+  std::string status_stanza;  // debs: dpkg's status stanza
+  std::vector<PackageLibrary> libraries;  // regular *.so* files, sorted by path
+  std::string where;    // "$.layers[0].debs[1]"
+};
+
+struct StagedPackage {
+  PackageRecord record;
+  // deb, wheel: the unpacked tree, whose root goes to `dest` in the image ("" is "/").
+  std::shared_ptr<fs::TempDir> staging;
+  std::string dest;
+  // Entries that are not in the staging tree: dpkg's info/<pkg>.list and .md5sums
+  // (inline content), or an installed wheel's files (host sources). `ids` is
+  // index-aligned: the sha256 that identifies each entry's content for the layer cache.
+  std::vector<archive::Entry> extra;
+  std::vector<std::string> ids;
+  // Lines for the build output ("jq 1.6-6 has maintainer scripts (postinst); they were not run").
+  std::vector<std::string> notes;
+  bool allow_setuid = false;
+};
+
+// `staging_parent`: where staging folders are created ("" for $TMPDIR).
+Result<StagedPackage> StagePackage(const PackageSpec& spec, const std::string& staging_parent);
+
+// PEP 503: lowercase, runs of '-', '_' and '.' become one '-' ("Nvidia_NCCL.cu13" -> "nvidia-nccl-cu13").
+std::string NormalizeWheelName(const std::string& name);
+
+}  // namespace imgtool::build

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# .deb inputs: unpacked with their modes, dpkg's records written so dpkg-query sees what
+# is installed, maintainer scripts named (not run); a deb whose sha256, name or version
+# differs from the pin fails the build and leaves nothing behind.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/packages_lib.sh"
+mkdir -p "$WORK/ctx/debs" && cd "$WORK/ctx"
+alpha=$(make_deb debs alpha 1.0-1 postinst)
+beta=$(make_deb debs beta 2.3.4-1)
+spec() {  # debs-json-of-layer-1 [stack-json]
+  printf '{"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},"layers":[{"name":"pkgs","debs":%s}]%s}' \
+    "$1" "${2:+,\"stack\":$2}"
+}
+deb() { printf '{"src":"%s","sha256":"%s","name":"%s","version":"%s"}' "${1#$WORK/ctx/}" "$2" "$3" "$4"; }
+good="[$(deb "$alpha" "$(sha "$alpha")" alpha 1.0-1),$(deb "$beta" "$(sha "$beta")" beta 2.3.4-1)]"
+spec "$good" >spec.json
+
+expect_exit 0 build spec.json -o "oci:$WORK/img:v1"
+assert_contains "$OUTPUT" "imgtool: alpha 1.0-1 has maintainer scripts (postinst); they were not run" "maintainer scripts"
+grep -q "beta 2.3.4-1 has maintainer" <<<"$OUTPUT" && fail "beta has no maintainer scripts"
+expect_exit 0 verify "oci:$WORK/img:v1"
+pass "built from two debs; maintainer scripts named, not run"
+
+unpack_image "$WORK/img" "$WORK/root"
+listed=$(dpkg-query --admindir "$WORK/root/var/lib/dpkg" -W -f '${Package} ${Version} ${Status}\n')
+assert_eq "$listed" "$(printf 'alpha 1.0-1 install ok installed\nbeta 2.3.4-1 install ok installed')" "dpkg-query -W"
+assert_contains "$(dpkg-query --admindir "$WORK/root/var/lib/dpkg" -L beta)" "/usr/lib/beta/libbeta.so.1" "dpkg-query -L"
+dpkg --admindir "$WORK/root/var/lib/dpkg" --root "$WORK/root" --verify alpha beta || fail "dpkg --verify"
+pass "dpkg-query lists alpha 1.0-1 and beta 2.3.4-1; dpkg --verify agrees with the unpacked files"
+
+assert_eq "$(stat -c %a "$WORK/root/usr/share/doc/alpha/README")" 640 "mode kept"
+assert_eq "$(stat -c %a "$WORK/root/usr/bin/alpha")" 755 "executable kept"
+assert_eq "$(readlink "$WORK/root/usr/lib/alpha/libalpha.so")" libalpha.so.1 "symlink kept"
+assert_eq "$(stat -c %i "$WORK/root/usr/share/doc/alpha/README")" "$(stat -c %i "$WORK/root/usr/share/doc/alpha/README.hard")" "hardlink kept"
+pass "modes, symlinks and hardlinks as the package ships them"
+
+record="$WORK/img.build.json"
+assert_eq "$(jq -r '.inputs[] | select(.path=="deb:debs/alpha_1.0-1.deb") | .digest' "$record")" "sha256:$(sha "$alpha")" "record"
+pass "the build record names each deb by sha256"
+
+first=$("$IMGTOOL" build spec.json -o "oci:$WORK/img2:v1" --json -q)
+assert_eq "$(jq -c '[.layers[].cached]' <<<"$first")" '[true,true]' "cache"
+pass "an unchanged rebuild takes the package layer from the cache"
+
+# Pins that do not match: exit 4, both values named, nothing written.
+refused() {  # want message spec-json
+  printf '%s' "$3" >bad.json
+  rm -rf "$WORK/out"
+  expect_exit "$1" build bad.json -o "oci:$WORK/out:v1" -q
+  assert_contains "$OUTPUT" "$2" "error text"
+  [ ! -e "$WORK/out" ] && [ ! -e "$WORK/out.build.json" ] || fail "a refused build left output behind"
+  pass "refused ($1): $(tail -n1 <<<"$OUTPUT")"
+}
+zero=0000000000000000000000000000000000000000000000000000000000000000
+refused 4 "\$.layers[0].debs[0].sha256: debs/alpha_1.0-1.deb: the spec pins sha256:$zero but the file is sha256:$(sha "$alpha")" \
+  "$(spec "[$(deb "$alpha" "$zero" alpha 1.0-1)]")"
+refused 4 "\$.layers[0].debs[0].name: the spec pins 'alpha2' but the package says 'alpha'" \
+  "$(spec "[$(deb "$alpha" "$(sha "$alpha")" alpha2 1.0-1)]")"
+refused 4 "\$.layers[0].debs[0].version: the spec pins '1.0-2' but the package says '1.0-1'" \
+  "$(spec "[$(deb "$alpha" "$(sha "$alpha")" alpha 1.0-2)]")"
+refused 3 "\$.layers[0].debs[0].src: debs/nope.deb" "$(spec "[$(deb debs/nope.deb "$zero" alpha 1.0-1)]")"
+refused 2 "\$.layers[0].debs[0].sha256: required" "$(spec '[{"src":"debs/alpha_1.0-1.deb","name":"alpha","version":"1"}]')"
+refused 2 "\$.layers[0].debs[0].sha256: 'abc' is not a sha256 digest" \
+  "$(spec '[{"src":"debs/alpha_1.0-1.deb","sha256":"abc","name":"alpha","version":"1"}]')"
+refused 2 "\$.layers[0].debs[0].prefix: unknown key" \
+  "$(spec "[{\"src\":\"x\",\"sha256\":\"$zero\",\"name\":\"a\",\"version\":\"1\",\"prefix\":\"/x\"}]")"
+two="[$(deb "$alpha" "$(sha "$alpha")" alpha 1.0-1)]"
+refused 2 "\$.layers[1].debs[0]: package alpha is also installed by \$.layers[0].debs[0]" \
+  "{\"base\":\"scratch\",\"user\":{\"name\":\"t\",\"uid\":1,\"gid\":1},\"layers\":[{\"debs\":$two},{\"debs\":$two}]}"
+printf 'not an ar archive' >debs/junk.deb
+refused 2 "\$.layers[0].debs[0]: " "$(spec "[$(deb "$WORK/ctx/debs/junk.deb" "$(sha debs/junk.deb)" junk 1)]")"
+
+# A hostile deb (an entry escaping with ..) is refused by the unpacker, naming the entry.
+mkdir -p evil && python3 - "$WORK/ctx/evil" <<'PY'
+import io, os, subprocess, sys, tarfile
+d = sys.argv[1]
+def tar(name, members):
+    with tarfile.open(os.path.join(d, name), "w:gz") as t:
+        for n, b in members:
+            i = tarfile.TarInfo(n); i.size = len(b); t.addfile(i, io.BytesIO(b))
+open(os.path.join(d, "debian-binary"), "w").write("2.0\n")
+tar("control.tar.gz", [("./control", b"Package: evil\nVersion: 1\nArchitecture: all\nDescription: x\n")])
+tar("data.tar.gz", [("./../../etc/evil", b"x\n")])
+subprocess.check_call(["ar", "rc", os.path.join(d, "evil.deb"), "debian-binary", "control.tar.gz", "data.tar.gz"], cwd=d)
+PY
+refused 2 "\$.layers[0].debs[0]: " "$(spec "[$(deb "$WORK/ctx/evil/evil.deb" "$(sha evil/evil.deb)" evil 1)]")"
+assert_contains "$OUTPUT" ".." "names the escaping entry"
+[ -z "$(ls -A "$IMGTOOL_CACHE/staging")" ] || fail "staging folders left in the cache: $(ls "$IMGTOOL_CACHE/staging")"
+pass "no staging folder outlives a build, failed or not"

@@ -1,0 +1,61 @@
+# Fixtures for the package tests: tiny .debs built by dpkg-deb, wheels built by Python's
+# zipfile (RECORD as pip writes it), and an unpacker that lays an image's layers into a
+# folder in manifest order. Sourced after lib.sh.
+
+# make_deb DIR NAME VERSION [postinst]: builds DIR/NAME_VERSION.deb with a binary, a
+# shared library, a symlink and a hardlink; prints its path.
+make_deb() {
+  local dir=$1 name=$2 version=$3 root="$1/src-$2-$3"
+  mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/$name" "$root/usr/share/doc/$name"
+  printf 'Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: T <t@example.com>\nInstalled-Size: 8\nDescription: test package %s\n' \
+    "$name" "$version" "$name" >"$root/DEBIAN/control"
+  if [ "${4:-}" = postinst ]; then printf '#!/bin/sh\nexit 0\n' >"$root/DEBIAN/postinst" && chmod 755 "$root/DEBIAN/postinst"; fi
+  printf '#!/bin/sh\necho %s\n' "$name" >"$root/usr/bin/$name" && chmod 755 "$root/usr/bin/$name"
+  printf 'lib %s %s\n' "$name" "$version" >"$root/usr/lib/$name/lib$name.so.1" && chmod 644 "$root/usr/lib/$name/lib$name.so.1"
+  ln -sf "lib$name.so.1" "$root/usr/lib/$name/lib$name.so"
+  printf 'doc\n' >"$root/usr/share/doc/$name/README" && chmod 640 "$root/usr/share/doc/$name/README"
+  ln -f "$root/usr/share/doc/$name/README" "$root/usr/share/doc/$name/README.hard"
+  dpkg-deb --root-owner-group -Zgzip --build "$root" "$dir/${name}_${version}.deb" >/dev/null
+  echo "$dir/${name}_${version}.deb"
+}
+
+# make_wheel DIR DIST VERSION TOP: builds DIR/DIST-VERSION-py3-none-any.whl with
+# TOP/lib/lib<DIST>.so.1 and TOP/__init__.py; prints its path. DIST uses underscores.
+make_wheel() {
+  python3 - "$@" <<'PY'
+import base64, hashlib, sys, zipfile
+d, dist, version, top = sys.argv[1:5]
+name = dist.replace("_", "-")
+di = f"{dist}-{version}.dist-info"
+files = {
+    f"{top}/lib/lib{dist}.so.1": f"library {dist} {version}\n".encode(),
+    f"{top}/__init__.py": b"",
+    f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nbody\n".encode(),
+    f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+rows = []
+for p, b in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+    rows.append(f"{p},sha256={h},{len(b)}")
+rows.append(f"{di}/RECORD,,")
+files[f"{di}/RECORD"] = ("\n".join(rows) + "\n").encode()
+out = f"{d}/{dist}-{version}-py3-none-any.whl"
+with zipfile.ZipFile(out, "w") as z:
+    for p, b in files.items():
+        z.writestr(zipfile.ZipInfo(p, (1980, 1, 1, 0, 0, 0)), b)
+print(out)
+PY
+}
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# unpack_image LAYOUT ROOT: extracts the layers of the layout's only image into ROOT.
+unpack_image() {
+  local layout=$1 root=$2
+  mkdir -p "$root"
+  local manifest
+  manifest=$(jq -r '.manifests[0].digest' "$layout/index.json" | cut -d: -f2)
+  for d in $(jq -r '.layers[].digest' "$layout/blobs/sha256/$manifest" | cut -d: -f2); do
+    tar -xzf "$layout/blobs/sha256/$d" -C "$root" --numeric-owner
+  done
+}
