@@ -81,13 +81,26 @@ class GzipDecoder : public Decoder {
   Error Corrupt(int rc) const {
     const char* why = "invalid data";
     switch (rc) {
-      case ISAL_INVALID_BLOCK: why = "invalid deflate block"; break;
-      case ISAL_INVALID_SYMBOL: why = "invalid deflate symbol"; break;
-      case ISAL_INVALID_LOOKBACK: why = "invalid back reference"; break;
-      case ISAL_INVALID_WRAPPER: why = "bad gzip header or trailing garbage"; break;
-      case ISAL_UNSUPPORTED_METHOD: why = "not deflate"; break;
-      case ISAL_INCORRECT_CHECKSUM: why = "CRC32 or length mismatch"; break;
-      default: break;
+      case ISAL_INVALID_BLOCK:
+        why = "invalid deflate block";
+        break;
+      case ISAL_INVALID_SYMBOL:
+        why = "invalid deflate symbol";
+        break;
+      case ISAL_INVALID_LOOKBACK:
+        why = "invalid back reference";
+        break;
+      case ISAL_INVALID_WRAPPER:
+        why = "bad gzip header or trailing garbage";
+        break;
+      case ISAL_UNSUPPORTED_METHOD:
+        why = "not deflate";
+        break;
+      case ISAL_INCORRECT_CHECKSUM:
+        why = "CRC32 or length mismatch";
+        break;
+      default:
+        break;
     }
     return MakeError(ErrorKind::kIntegrity, blob_ + ": corrupt gzip stream (" + why + ")");
   }
@@ -106,7 +119,8 @@ class ZstdDecoder : public Decoder {
       : blob_(blob), diff_(diff), dctx_(ZSTD_createDCtx()), out_(kChunk) {}
 
   Status Feed(const uint8_t* data, size_t len) override {
-    if (!dctx_) return MakeError(ErrorKind::kInternal, "zstd: cannot create a decompression context");
+    if (!dctx_)
+      return MakeError(ErrorKind::kInternal, "zstd: cannot create a decompression context");
     ZSTD_inBuffer in{data, len, 0};
     ZSTD_outBuffer out{out_.data(), out_.size(), 0};
     do {
@@ -140,7 +154,8 @@ class ZstdDecoder : public Decoder {
 
 std::unique_ptr<Decoder> DecoderFor(const uint8_t* head, size_t len, const std::string& blob,
                                     oci::Sha256& diff) {
-  if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b) return std::make_unique<GzipDecoder>(blob, diff);
+  if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+    return std::make_unique<GzipDecoder>(blob, diff);
   if (len >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) {
     return std::make_unique<ZstdDecoder>(blob, diff);
   }

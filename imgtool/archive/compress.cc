@@ -66,7 +66,8 @@ class GzipCompressor : public Compressor {
     stream_->next_out = out_.data();
     stream_->avail_out = static_cast<uint32_t>(out_.size());
     int rc = isal_deflate(stream_.get());
-    if (rc != COMP_OK) return CompressError("gzip: isal_deflate failed (" + std::to_string(rc) + ")");
+    if (rc != COMP_OK)
+      return CompressError("gzip: isal_deflate failed (" + std::to_string(rc) + ")");
     size_t produced = out_.size() - stream_->avail_out;
     if (produced == 0 && stream_->avail_in == in_before &&
         stream_->internal_state.state != ZSTATE_END) {
@@ -84,7 +85,8 @@ class GzipCompressor : public Compressor {
 
 class ZstdCompressor : public Compressor {
  public:
-  explicit ZstdCompressor(ByteSink& sink) : sink_(sink), cctx_(ZSTD_createCCtx()), out_(kOutChunk) {}
+  explicit ZstdCompressor(ByteSink& sink)
+      : sink_(sink), cctx_(ZSTD_createCCtx()), out_(kOutChunk) {}
 
   Status Init() {
     if (!cctx_) return CompressError("zstd: cannot create a compression context");

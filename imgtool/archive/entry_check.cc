@@ -62,7 +62,8 @@ Status CheckEntries(const std::vector<Entry>& entries) {
           return Invalid(e.path, "both a source and inline content");
         }
         if (e.source.empty() && e.size != 0 && e.size != e.content.size()) {
-          return Invalid(e.path, "size " + std::to_string(e.size) + " does not match its inline content (" +
+          return Invalid(e.path, "size " + std::to_string(e.size) +
+                                     " does not match its inline content (" +
                                      std::to_string(e.content.size()) + " bytes)");
         }
         break;
@@ -70,7 +71,8 @@ Status CheckEntries(const std::vector<Entry>& entries) {
         break;
       case EntryType::kSymlink:
         if (e.link_target.empty()) return Invalid(e.path, "symlink without a target");
-        if (e.link_target.find('\0') != std::string::npos) return Invalid(e.path, "NUL byte in symlink target");
+        if (e.link_target.find('\0') != std::string::npos)
+          return Invalid(e.path, "NUL byte in symlink target");
         break;
       case EntryType::kHardlink:
         if (link_targets.count(e.link_target) == 0) {

@@ -5,8 +5,19 @@
 
 namespace imgtool::archive::internal {
 
+std::span<uint8_t> PipeWriter::Room() {
+  if (cur_ == nullptr && (cur_ = pipe_.TakeEmpty()) == nullptr) return {};
+  return {cur_->data.get() + cur_->size, cur_->capacity - cur_->size};
+}
+
 bool PipeWriter::Append(const void* data, size_t len) {
   const auto* p = static_cast<const uint8_t*>(data);
+  if (cur_ != nullptr && p == cur_->data.get() + cur_->size && len <= cur_->capacity - cur_->size) {
+    // Filled in place through Room(): already where it belongs.
+    cur_->size += len;
+    if (cur_->size == cur_->capacity) Push();
+    return true;
+  }
   while (len > 0) {
     if (cur_ == nullptr && (cur_ = pipe_.TakeEmpty()) == nullptr) return false;
     size_t n = std::min(len, cur_->capacity - cur_->size);
@@ -37,8 +48,8 @@ void PipeWriter::Push() {
   cur_ = nullptr;
 }
 
-void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out,
-                      Status* result) {
+void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer,
+                      BufferPipe& out, Status* result) {
   auto fail = [&](Status st) {
     *result = std::move(st);
     in.Cancel();

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "archive/buffer_pipe.h"
 #include "archive/compress.h"
@@ -35,6 +36,11 @@ class PipeWriter : public ByteSink {
 
   bool Append(const void* data, size_t len);
   Status Write(const uint8_t* data, size_t len) override;
+  // Free space at the end of the current buffer (a fresh buffer when it is full), for a
+  // caller to fill in place before it Appends those same bytes: Append then only counts
+  // them. The producer reads files this way, saving a copy of every byte. Empty once the
+  // pipe is cancelled.
+  std::span<uint8_t> Room();
   // Sends the last, partial buffer and closes the pipe.
   void Finish();
 
@@ -52,8 +58,8 @@ class PipeWriter : public ByteSink {
 };
 
 // pipe `in` -> compressor (whose sink feeds `out`). Cancels both pipes on any failure.
-void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out,
-                      Status* result);
+void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer,
+                      BufferPipe& out, Status* result);
 
 // pipe `in` -> sha256 -> file. Cancels `in` on failure.
 class WriteStage {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "archive/archive_util.h"
@@ -23,21 +24,19 @@ constexpr size_t kReadBlock = 1 << 20;
 
 // "./usr/lib/" -> "usr/lib"; "./" -> "".
 std::string NormalizePath(const char* raw) {
-  std::string p = raw ? raw : "";
-  size_t start = 0;
+  std::string_view p = raw ? raw : "";
   for (;;) {
-    if (p.compare(start, 2, "./") == 0) {
-      start += 2;
-    } else if (p.compare(start, 1, "/") == 0) {
-      start += 1;
+    if (p.substr(0, 2) == "./") {
+      p.remove_prefix(2);
+    } else if (p.substr(0, 1) == "/") {
+      p.remove_prefix(1);
     } else {
       break;
     }
   }
-  p.erase(0, start);
-  if (p == ".") p.clear();
-  while (!p.empty() && p.back() == '/') p.pop_back();
-  return p;
+  while (!p.empty() && p.back() == '/') p.remove_suffix(1);
+  if (p == ".") return "";
+  return std::string(p);
 }
 
 Error BlobError(struct archive* a, const std::string& blob_path) {
@@ -182,7 +181,8 @@ Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::s
       }));
     }
     if (!found) return MakeError(ErrorKind::kNotFound, blob_path + ": no file " + want);
-    if (!regular) return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": not a regular file");
+    if (!regular)
+      return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": not a regular file");
     if (link.empty()) return content;
     want = link;
   }

@@ -43,6 +43,7 @@ std::vector<Entry> RoundTripEntries(const ScratchDir& dir) {
       Inline("etc/passwd", "root:x:0:0::/root:/bin/sh\n"),
       Symlink("etc/rc", "/etc/init.d/rc"),
       secret,
+      Inline("etc/\xc3\xa9t\xc3\xa9", "non-ASCII name, stored as raw bytes\n"),
       Dir("home", 0755),
       Dir("home/u", 0700),
       user,
@@ -125,12 +126,16 @@ TEST_P(ReaderTest, TruncatedBlobIsAnIntegrityError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCompressions, ReaderTest,
-                         ::testing::Values(Compression::kGzip, Compression::kZstd, Compression::kNone),
+                         ::testing::Values(Compression::kGzip, Compression::kZstd,
+                                           Compression::kNone),
                          [](const auto& info) {
                            switch (info.param) {
-                             case Compression::kGzip: return std::string("gzip");
-                             case Compression::kZstd: return std::string("zstd");
-                             case Compression::kNone: break;
+                             case Compression::kGzip:
+                               return std::string("gzip");
+                             case Compression::kZstd:
+                               return std::string("zstd");
+                             case Compression::kNone:
+                               break;
                            }
                            return std::string("none");
                          });
@@ -213,8 +218,8 @@ TEST(ForeignLayers, GnuTarLayerWithDotSlashNamesAndDuplicates) {
   ScratchDir dir;
   dir.Put("v1/etc/passwd", "old\n");
   dir.Put("v2/etc/passwd", "new\n");
-  std::string cmd = "tar --format=gnu -czf '" + (dir / "l.tgz") + "' -C '" + (dir / "v1") + "' . -C '" +
-                    (dir / "v2") + "' ./etc/passwd";
+  std::string cmd = "tar --format=gnu -czf '" + (dir / "l.tgz") + "' -C '" + (dir / "v1") +
+                    "' . -C '" + (dir / "v2") + "' ./etc/passwd";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto files = ListLayer(dir / "l.tgz");
   ASSERT_TRUE(files.ok()) << files.error().message;
@@ -226,6 +231,22 @@ TEST(ForeignLayers, GnuTarLayerWithDotSlashNamesAndDuplicates) {
   EXPECT_EQ(*passwd, "new\n");
 }
 
+TEST(ForeignLayers, Utf8PaxNamesComeBackAsStored) {
+  // GNU tar under a UTF-8 locale writes a pax "path" in UTF-8 without hdrcharset; our
+  // reader runs in the "C" locale and must hand back the same bytes, not a conversion.
+  ScratchDir dir;
+  const std::string name = "etc/caf\xc3\xa9-" + std::string(100, 'x');
+  dir.Put("t/" + name, "hi\n");
+  std::string cmd = "LC_ALL=C.UTF-8 tar --format=pax -cf '" + (dir / "l.tar") + "' -C '" +
+                    (dir / "t") + "' '" + name + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto files = ListLayer(dir / "l.tar");
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ((*files)[0].path, name);
+  EXPECT_EQ((*files)[0].content_digest, oci::Digest::Of("hi\n"));
+}
+
 TEST(MediaTypes, NamesAndMediaTypesMapBothWays) {
   for (Compression c : {Compression::kGzip, Compression::kZstd, Compression::kNone}) {
     auto back = CompressionFromMediaType(LayerMediaType(c));
@@ -233,7 +254,8 @@ TEST(MediaTypes, NamesAndMediaTypesMapBothWays) {
     EXPECT_EQ(*back, c);
   }
   EXPECT_EQ(LayerMediaType(Compression::kZstd), "application/vnd.oci.image.layer.v1.tar+zstd");
-  EXPECT_EQ(*CompressionFromMediaType("application/vnd.docker.image.rootfs.diff.tar.gzip"), Compression::kGzip);
+  EXPECT_EQ(*CompressionFromMediaType("application/vnd.docker.image.rootfs.diff.tar.gzip"),
+            Compression::kGzip);
   EXPECT_EQ(*CompressionFromName("none"), Compression::kNone);
   auto bad = CompressionFromName("xz");
   ASSERT_FALSE(bad.ok());

@@ -1,15 +1,13 @@
-// WriteLayer: entries -> tar -> compressed blob in one pass on two threads.
+// WriteLayer: entries -> tar -> compressed blob in one streaming pass.
 //
-//   calling thread (producer)             consumer thread
-//   read file, 1 MiB at a time            take a full buffer
-//   sha256 -> file_digests                compress (gzip: ISA-L; zstd: 2 libzstd workers)
-//   libarchive -> tar bytes -> buffer     sha256 of compressed bytes = digest
-//   sha256 of each full buffer = diff_id  write to the blob file
-//            \__ BufferPipe: 8 x 1 MiB __/
+//   caller's thread (producer)           compress thread          write thread
+//   read file, 1 MiB at a time           gzip: ISA-L              sha256 = digest
+//   sha256 -> file_digests        pipe1  zstd: 2 libzstd   pipe2  write the blob
+//   libarchive -> tar bytes      ------> workers          ------>
+//   sha256 of each buffer = diff_id
 //
-// Balance (measured on 2 cores, see README): compression is the heavy stage, so the
-// diff_id hash sits with the producer, which hashes each buffer while it is still in
-// cache. Memory stays at the pipe plus the compressor's state whatever the layer size.
+// Memory is the pipes (8 + 4 buffers of 1 MiB) plus the compressor's state, whatever
+// the layer size. layer_pipeline.h explains the split; README.md has the measurements.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <thread>
 
 #include "archive/archive_util.h"
@@ -25,6 +24,7 @@
 #include "archive/compress.h"
 #include "archive/entry_check.h"
 #include "archive/layer.h"
+#include "archive/layer_pipeline.h"
 #include "archive/tar_writer.h"
 
 namespace imgtool::archive {
@@ -32,89 +32,15 @@ namespace imgtool::archive {
 namespace {
 
 using internal::BufferPipe;
+using internal::PipeWriter;
 
 // The compressor is fed whole pipe buffers, so this size is part of what fixes the gzip
 // output bytes: changing it changes layer digests.
-constexpr size_t kPipeBuffers = 8;
 constexpr size_t kPipeBufferSize = 1 << 20;
+constexpr size_t kTarBuffers = 8;
+constexpr size_t kBlobBuffers = 4;
 constexpr size_t kReadChunk = 1 << 20;
 constexpr uint64_t kProgressStep = 64ull << 20;
-
-// Producer end of the pipe: packs tar bytes into pipe buffers; hashes each full buffer.
-class TarToPipe {
- public:
-  TarToPipe(BufferPipe& pipe, bool hash) : pipe_(pipe), hash_(hash) {}
-
-  bool Append(const void* data, size_t len) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    while (len > 0) {
-      if (cur_ == nullptr && (cur_ = pipe_.TakeEmpty()) == nullptr) return false;
-      size_t n = std::min(len, cur_->capacity - cur_->size);
-      std::memcpy(cur_->data.get() + cur_->size, p, n);
-      cur_->size += n;
-      p += n;
-      len -= n;
-      if (cur_->size == cur_->capacity) Push();
-    }
-    return true;
-  }
-
-  // Sends the last, partial buffer and tells the consumer the stream is complete.
-  void Finish() {
-    if (cur_ != nullptr) Push();
-    pipe_.Close();
-  }
-
-  uint64_t bytes() const { return bytes_; }
-  oci::Digest diff_id() { return diff_.Finish(); }
-
- private:
-  void Push() {
-    if (hash_) diff_.Update(cur_->data.get(), cur_->size);
-    bytes_ += cur_->size;
-    pipe_.PutFull(cur_);
-    cur_ = nullptr;
-  }
-
-  BufferPipe& pipe_;
-  bool hash_;
-  BufferPipe::Buffer* cur_ = nullptr;
-  oci::Sha256 diff_;
-  uint64_t bytes_ = 0;
-};
-
-// Consumer end: hashes and stores compressed bytes.
-class BlobSink : public internal::ByteSink {
- public:
-  explicit BlobSink(fs::AtomicFile& out) : out_(out) {}
-  Status Write(const uint8_t* data, size_t len) override {
-    hash_.Update(data, len);
-    size_ += len;
-    return out_.Write(data, len);
-  }
-  uint64_t size() const { return size_; }
-  oci::Digest digest() { return hash_.Finish(); }
-
- private:
-  fs::AtomicFile& out_;
-  oci::Sha256 hash_;
-  uint64_t size_ = 0;
-};
-
-void RunConsumer(BufferPipe& pipe, internal::Compressor& compressor, Status* result) {
-  while (BufferPipe::Buffer* b = pipe.TakeFull()) {
-    Status st = compressor.Write(b->data.get(), b->size);
-    pipe.PutEmpty(b);
-    if (!st.ok()) {
-      *result = st;
-      pipe.Cancel();
-      return;
-    }
-  }
-  if (pipe.cancelled()) return;  // the producer failed and reports why
-  *result = compressor.Finish();
-  if (!result->ok()) pipe.Cancel();
-}
 
 class Progress {
  public:
@@ -154,26 +80,32 @@ int OpenForReading(const std::string& path) {
 }
 
 // Streams one file's content into the tar, hashing it; the header already promised
-// `e.size` bytes, so any other count means the file changed under us.
-Status StreamFile(const Entry& e, internal::TarWriter& tar, uint8_t* buf, oci::Digest* digest,
-                  Progress& progress) {
+// `e.size` bytes, so any other count means the file changed under us. The file is read
+// straight into the pipe buffer where libarchive would copy it (see PipeWriter::Room).
+Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
+                  oci::Digest* digest, Progress& progress) {
   internal::UniqueFd fd(OpenForReading(e.source));
   if (!fd.valid()) return Errno("opening " + e.source);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Errno("stat " + e.source);
-  if (!S_ISREG(st.st_mode)) return MakeError(ErrorKind::kInvalidInput, e.source + ": not a regular file");
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(ErrorKind::kInvalidInput, e.source + ": not a regular file");
+  }
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   oci::Sha256 hash;
   uint64_t got = 0;
   for (;;) {
-    ssize_t n = ::read(fd.get(), buf, kReadChunk);
+    std::span<uint8_t> room = to_pipe.Room();
+    if (room.empty()) return MakeError(ErrorKind::kInternal, "layer pipeline stopped");
+    ssize_t n = ::read(fd.get(), room.data(), std::min(room.size(), kReadChunk));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Errno("reading " + e.source);
     if (n == 0) break;
+    // Bytes past e.size (a file that grew) are counted, never committed to the tar.
     uint64_t keep = got < e.size ? std::min<uint64_t>(static_cast<uint64_t>(n), e.size - got) : 0;
     if (keep > 0) {
-      hash.Update(buf, keep);
-      IMGTOOL_TRY(tar.WriteData(buf, keep));
+      hash.Update(room.data(), keep);
+      IMGTOOL_TRY(tar.WriteData(room.data(), keep));
       progress.Add(keep);
     }
     got += static_cast<uint64_t>(n);
@@ -187,18 +119,17 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, uint8_t* buf, oci::D
   return Status::Ok();
 }
 
-Status Produce(const std::vector<Entry>& entries, const LayerOptions& options, TarToPipe& to_pipe,
+Status Produce(const std::vector<Entry>& entries, const LayerOptions& options, PipeWriter& to_pipe,
                std::vector<oci::Digest>& digests, Progress& progress) {
   internal::ScopedCLocale c_locale;  // header encoding must not follow the host's locale
   internal::TarWriter tar;
   IMGTOOL_TRY(tar.Open([&](const void* p, size_t n) { return to_pipe.Append(p, n); }));
-  std::unique_ptr<uint8_t[]> buf(new uint8_t[kReadChunk]);
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     IMGTOOL_TRY(tar.WriteHeader(e, internal::ContentSize(e), options.mtime));
     if (e.type != EntryType::kFile) continue;
     if (!e.source.empty()) {
-      IMGTOOL_TRY(StreamFile(e, tar, buf.get(), &digests[i], progress));
+      IMGTOOL_TRY(StreamFile(e, tar, to_pipe, &digests[i], progress));
       continue;
     }
     if (!e.content.empty()) IMGTOOL_TRY(tar.WriteData(e.content.data(), e.content.size()));
@@ -218,34 +149,47 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   uint64_t total = 0;
   for (const Entry& e : entries) total += internal::ContentSize(e);
 
-  BufferPipe pipe(kPipeBuffers, kPipeBufferSize);
-  BlobSink sink(out);
-  auto compressor = internal::NewCompressor(options.compression, sink);
-  if (!compressor.ok()) return compressor.error();
-  // Uncompressed: the blob is the tar, so one hash serves as digest and diff_id.
+  // Uncompressed: the blob is the tar, so the write stage reads pipe1 directly and its
+  // hash is both digest and diff_id.
   const bool plain = options.compression == Compression::kNone;
-  TarToPipe to_pipe(pipe, !plain);
+  BufferPipe tar_pipe(kTarBuffers, kPipeBufferSize);
+  BufferPipe blob_pipe(plain ? 0 : kBlobBuffers, kPipeBufferSize);
+  PipeWriter tar_writer(tar_pipe, !plain);
+  PipeWriter blob_writer(blob_pipe, false);
+  std::unique_ptr<internal::Compressor> compressor;
+  if (!plain) {
+    auto c = internal::NewCompressor(options.compression, blob_writer);
+    if (!c.ok()) return c.error();
+    compressor = std::move(*c);
+  }
 
   WrittenLayer layer;
   layer.file_digests.resize(entries.size());
-  Status consumed;
-  std::thread consumer([&] { RunConsumer(pipe, **compressor, &consumed); });
-  Progress progress(options, total);
-  Status produced = Produce(entries, options, to_pipe, layer.file_digests, progress);
-  if (produced.ok()) {
-    to_pipe.Finish();
-  } else {
-    pipe.Cancel();
+  internal::WriteStage write_stage(out);
+  Status compressed;
+  std::thread writer([&] { write_stage.Run(plain ? tar_pipe : blob_pipe); });
+  std::thread compress;
+  if (!plain) {
+    compress = std::thread(
+        [&] { RunCompressStage(tar_pipe, *compressor, blob_writer, blob_pipe, &compressed); });
   }
-  consumer.join();
-  // A consumer failure (disk full) is the cause of any producer failure it provoked.
-  if (!consumed.ok()) return consumed.error();
+  Progress progress(options, total);
+  Status produced = Produce(entries, options, tar_writer, layer.file_digests, progress);
+  if (produced.ok()) {
+    tar_writer.Finish();
+  } else {
+    tar_pipe.Cancel();
+  }
+  if (compress.joinable()) compress.join();
+  writer.join();
+  if (!write_stage.status().ok()) return write_stage.status().error();
+  if (!compressed.ok()) return compressed.error();
   if (!produced.ok()) return produced.error();
 
-  layer.digest = sink.digest();
-  layer.size = sink.size();
-  layer.diff_id = plain ? layer.digest : to_pipe.diff_id();
-  layer.uncompressed_size = to_pipe.bytes();
+  layer.digest = write_stage.digest();
+  layer.size = write_stage.bytes();
+  layer.diff_id = plain ? layer.digest : tar_writer.digest();
+  layer.uncompressed_size = tar_writer.bytes();
   layer.media_type = LayerMediaType(options.compression);
   return layer;
 }

@@ -13,7 +13,8 @@ constexpr const char* kOciZstd = "application/vnd.oci.image.layer.v1.tar+zstd";
 // Read-only aliases: Docker schema 2 layers and the deprecated OCI non-distributable
 // variants carry the same bytes as their OCI counterparts.
 constexpr const char* kDockerGzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
-constexpr const char* kDockerForeignGzip = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
+constexpr const char* kDockerForeignGzip =
+    "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
 constexpr const char* kNondistTar = "application/vnd.oci.image.layer.nondistributable.v1.tar";
 constexpr const char* kNondistGzip = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip";
 constexpr const char* kNondistZstd = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd";

@@ -71,7 +71,8 @@ Status TarWriter::WriteData(const void* data, size_t len) {
 }
 
 Status TarWriter::Close() {
-  if (archive_write_close(archive_.get()) != ARCHIVE_OK) return LibError("tar: finishing the stream");
+  if (archive_write_close(archive_.get()) != ARCHIVE_OK)
+    return LibError("tar: finishing the stream");
   return Status::Ok();
 }
 
