@@ -56,6 +56,20 @@ Result<std::string> RealPath(const std::string& p, const std::string& where) {
   return std::string(buf);
 }
 
+// Lists a folder's names, sorted, without "." and "..".
+Result<std::vector<std::string>> SortedNames(const std::string& dir, const std::string& where) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return MakeError(ErrorKind::kInternal, where + ": opening " + dir + ": " + std::strerror(errno));
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 class Walker {
  public:
   explicit Walker(const FileSpec& f) : f_(f) {}
@@ -108,16 +122,9 @@ class Walker {
 
  private:
   Status AddChildren(const std::string& host, const std::string& rel, const std::string& dest) {
-    DIR* d = ::opendir(host.c_str());
-    if (!d) return MakeError(ErrorKind::kInternal, f_.where + ": opening " + rel + ": " + std::strerror(errno));
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) IMGTOOL_TRY(Add(host + "/" + n, rel + "/" + n, dest + "/" + n));
+    auto names = SortedNames(host, f_.where);
+    if (!names.ok()) return names.error();
+    for (const auto& n : *names) IMGTOOL_TRY(Add(host + "/" + n, rel + "/" + n, dest + "/" + n));
     return Status::Ok();
   }
 
@@ -170,20 +177,6 @@ Status PlanFile(const FileSpec& f, const std::string& root, std::vector<Found>& 
     for (auto& fd : w.found()) out.push_back(std::move(fd));
   }
   return Status::Ok();
-}
-
-// Lists a folder's names, sorted, without "." and "..".
-Result<std::vector<std::string>> SortedNames(const std::string& dir, const std::string& where) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return MakeError(ErrorKind::kInternal, where + ": opening " + dir + ": " + std::strerror(errno));
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 // A staged package: its tree (modes kept, owners 0:0) and its extra entries.

@@ -33,16 +33,24 @@ std::string TopRef(const layout::Reference& r) {
   return r.tag.empty() ? "latest" : r.tag;
 }
 
-Result<Endpoint> OpenSource(const layout::Reference& ref, const RegistryOptions& ropts) {
+// The part of opening either end that does not depend on the direction: a registry
+// connection for docker://, the folder otherwise.
+Result<Endpoint> OpenEndpoint(const layout::Reference& ref, const RegistryOptions& ropts) {
   Endpoint e;
   e.ref = ref;
   if (e.docker()) {
     auto reg = Registry::Connect(ref.host, ropts);
     if (!reg.ok()) return reg.error();
     e.reg = *reg;
-    return e;
   }
   e.dir = ref.path;
+  return e;
+}
+
+Result<Endpoint> OpenSource(const layout::Reference& ref, const RegistryOptions& ropts) {
+  auto opened = OpenEndpoint(ref, ropts);
+  if (!opened.ok() || opened->docker()) return opened;
+  Endpoint e = std::move(*opened);
   if (ref.transport == layout::Transport::kOciArchive) {
     auto t = fs::TempDir::Create("imgtool-copy-src-");
     if (!t.ok()) return t.error();
@@ -54,15 +62,9 @@ Result<Endpoint> OpenSource(const layout::Reference& ref, const RegistryOptions&
 }
 
 Result<Endpoint> OpenSink(const layout::Reference& ref, const RegistryOptions& ropts) {
-  Endpoint e;
-  e.ref = ref;
-  if (e.docker()) {
-    auto reg = Registry::Connect(ref.host, ropts);
-    if (!reg.ok()) return reg.error();
-    e.reg = *reg;
-    return e;
-  }
-  e.dir = ref.path;
+  auto opened = OpenEndpoint(ref, ropts);
+  if (!opened.ok() || opened->docker()) return opened;
+  Endpoint e = std::move(*opened);
   if (ref.transport == layout::Transport::kOciArchive) {
     auto t = fs::TempDir::Create("imgtool-copy-dst-");
     if (!t.ok()) return t.error();
