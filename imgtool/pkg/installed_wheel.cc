@@ -47,11 +47,7 @@ Result<InstalledWheel> Read(const std::string& dist_info_dir, const std::string&
   wheel.record_digest = oci::Digest::Of(*record_text);
   auto metadata = fs::ReadSmallFile(dir + "/METADATA");
   if (!metadata.ok()) return metadata.error();
-  auto fields = ParseStanza(*metadata);
-  wheel.name = fields["Name"];
-  wheel.version = fields["Version"];
-  if (wheel.name.empty() || wheel.version.empty())
-    return MakeError(ErrorKind::kInvalidInput, "METADATA lacks Name or Version");
+  IMGTOOL_TRY(internal::ReadNameVersion(*metadata, &wheel));
   auto record = internal::ParseRecord(*record_text);
   if (!record.ok()) return record.error().Context(dir + "/RECORD");
 

@@ -142,11 +142,7 @@ Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& st
   wheel.record_digest = oci::Digest::Of(*record_text);
   auto metadata = fs::ReadSmallFile(staging + "/" + wheel.dist_info + "/METADATA");
   if (!metadata.ok()) return MakeError(ErrorKind::kInvalidInput, wheel.dist_info + "/METADATA missing");
-  auto fields = ParseStanza(*metadata);
-  wheel.name = fields["Name"];
-  wheel.version = fields["Version"];
-  if (wheel.name.empty() || wheel.version.empty())
-    return MakeError(ErrorKind::kInvalidInput, "METADATA lacks Name or Version");
+  IMGTOOL_TRY(internal::ReadNameVersion(*metadata, &wheel));
 
   auto record = internal::ParseRecord(*record_text);
   if (!record.ok()) return record.error().Context(record_path);

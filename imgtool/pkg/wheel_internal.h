@@ -11,6 +11,7 @@
 
 #include "oci/digest.h"
 #include "oci/result.h"
+#include "pkg/package.h"
 
 namespace imgtool::pkg::internal {
 
@@ -34,5 +35,8 @@ Status CheckRecordEntry(const RecordEntry& entry, const oci::Digest& sha256, uin
 
 // Files an installer may write or drop without RECORD being wrong: compiled bytecode.
 bool IsBytecode(std::string_view path);
+
+// Sets wheel->name and wheel->version from METADATA's headers; both are required.
+Status ReadNameVersion(const std::string& metadata, WheelPackage* wheel);
 
 }  // namespace imgtool::pkg::internal

@@ -132,4 +132,14 @@ Result<std::vector<RecordEntry>> ParseRecord(const std::string& text) {
   return entries;
 }
 
+Status ReadNameVersion(const std::string& metadata, WheelPackage* wheel) {
+  auto fields = ParseStanza(metadata);
+  wheel->name = fields["Name"];
+  wheel->version = fields["Version"];
+  if (wheel->name.empty() || wheel->version.empty()) {
+    return MakeError(ErrorKind::kInvalidInput, "METADATA lacks Name or Version");
+  }
+  return Status::Ok();
+}
+
 }  // namespace imgtool::pkg::internal

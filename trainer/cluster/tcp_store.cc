@@ -21,6 +21,14 @@ void PutU32(std::string* s, uint32_t v) {
   for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
+// Every client request starts with the op and the length-prefixed key.
+std::string KeyRequest(Op op, const std::string& key) {
+  std::string req(1, static_cast<char>(op));
+  PutU32(&req, static_cast<uint32_t>(key.size()));
+  req += key;
+  return req;
+}
+
 uint32_t GetU32(const uint8_t* b) {
   return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
 }
@@ -211,9 +219,7 @@ Status TcpStoreClient::Recv(void* out, size_t n) {
 }
 
 Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
-  std::string req(1, static_cast<char>(kSet));
-  PutU32(&req, static_cast<uint32_t>(key.size()));
-  req += key;
+  std::string req = KeyRequest(kSet, key);
   PutU32(&req, static_cast<uint32_t>(value.size()));
   req += value;
   std::lock_guard<std::mutex> lock(mu_);
@@ -223,9 +229,7 @@ Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
 }
 
 Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
-  std::string req(1, static_cast<char>(kGet));
-  PutU32(&req, static_cast<uint32_t>(key.size()));
-  req += key;
+  std::string req = KeyRequest(kGet, key);
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
   uint8_t found;
@@ -237,9 +241,7 @@ Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
 }
 
 Result<bool> TcpStoreClient::Check(const std::string& key) {
-  std::string req(1, static_cast<char>(kCheck));
-  PutU32(&req, static_cast<uint32_t>(key.size()));
-  req += key;
+  std::string req = KeyRequest(kCheck, key);
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
   uint8_t found;
