@@ -137,6 +137,19 @@ TRAINER_CLONES void LinearBackwardF32(float* din, float* dw, float* db, const fl
   LinearBackward(din, dw, db, dout, in, w, N, I, O);
 }
 
+TRAINER_CLONES void AdamUpdateF32(float* p, const float* g, float* m, float* v, int n, float alpha,
+                                  float one_minus_b1, float one_minus_b2, float epsilon) {
+  for (int i = 0; i < n; ++i) {
+    m[i] += (g[i] - m[i]) * one_minus_b1;
+    v[i] += (g[i] * g[i] - v[i]) * one_minus_b2;
+    p[i] -= m[i] * alpha / (std::sqrt(v[i]) + epsilon);
+  }
+}
+
+TRAINER_CLONES void AddInplaceF32(float* dst, const float* src, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
 
 template <typename T>
 void ReluForward(T* out, const T* in, int n) {
@@ -258,11 +271,9 @@ void adam_update(float* p, const float* g, float* m, float* v, int n, const Adam
   }
   const float alpha = static_cast<float>(c.lr * std::sqrt(1.0 - b2t) / (1.0 - b1t));
   const float one_minus_b1 = 1.0f - c.beta1, one_minus_b2 = 1.0f - c.beta2;
-  for (int i = 0; i < n; ++i) {
-    m[i] += (g[i] - m[i]) * one_minus_b1;
-    v[i] += (g[i] * g[i] - v[i]) * one_minus_b2;
-    p[i] -= m[i] * alpha / (std::sqrt(v[i]) + c.epsilon);
-  }
+  AdamUpdateF32(p, g, m, v, n, alpha, one_minus_b1, one_minus_b2, c.epsilon);
 }
+
+void add_inplace(float* dst, const float* src, size_t n) { AddInplaceF32(dst, src, n); }
 
 }  // namespace trainer::cpu

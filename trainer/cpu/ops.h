@@ -13,6 +13,7 @@
 // the same template, so the double check covers the float code path.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace trainer::cpu {
@@ -72,5 +73,8 @@ struct AdamConfig {
 //   m += (g - m) * (1 - beta1);  v += (g*g - v) * (1 - beta2)
 //   p -= m * alpha / (sqrt(v) + epsilon)
 void adam_update(float* p, const float* g, float* m, float* v, int n, const AdamConfig& c, int64_t t);
+
+// dst[i] += src[i] for i in [0, n): one IEEE add per element, the same bits on every path.
+void add_inplace(float* dst, const float* src, size_t n);
 
 }  // namespace trainer::cpu

@@ -37,7 +37,7 @@ void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool
       for (int s = 0; s + width < count; s += 2 * width) {
         float* dst = blocks + static_cast<size_t>(s) * stride;
         const float* src = blocks + static_cast<size_t>(s + width) * stride;
-        for (size_t i = lo; i < hi; ++i) dst[i] += src[i];
+        cpu::add_inplace(dst + lo, src + lo, hi - lo);
       }
     }
   });
