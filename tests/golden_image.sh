@@ -1,26 +1,124 @@
 #!/usr/bin/env bash
-# examples/golden: the CUDA runtime, cuDNN and NCCL from /usr/local/cuda in a
-# non-root image with the stack pins as labels and /etc/imgtool/stack.json.
+# examples/golden, the trainer image: Debian runtime packages, Gloo and its dependencies,
+# the Fashion-MNIST data as its own layer, the trainer binary, uid 10001, every input
+# pinned by sha256. The three specs agree on every package pin. The CPU variant
+# (spec-cpu.json: spec.json without the CUDA wheels; ~37 MB of .debs, fetched once into
+# examples/golden/cache) builds twice (other folder, empty cache, TZ, umask) with the same
+# digest; dpkg-query on the image unpacked by umoci lists exactly the pinned packages and
+# versions; the trainer runs from it (chroot: the image's own loader and libraries). Where
+# this machine has the NVIDIA wheels installed (/usr/local/cuda/dist-info), the
+# installed-wheels variant is built too: stack.json names each wheel and library, and
+# every CUDA library's dependencies resolve inside the image. The ~1 GB of wheels that
+# spec.json downloads are left to scripts/quickstart and bench/golden_build.
+# Env: TRAINER (default: the trainer beside IMGTOOL's build folder).
 source "$(dirname "$0")/lib.sh"
-if [ ! -d /usr/local/cuda/lib ]; then
-  echo "golden_image: /usr/local/cuda/lib is absent here; checking examples/small instead"
-  spec="$REPO/examples/small/spec.json"
-else
-  spec="$REPO/examples/golden/spec.json"
+source "$(dirname "$0")/packages_lib.sh"
+IMGTOOL=$(realpath "$IMGTOOL")
+TRAINER="${TRAINER:-$(cd "$(dirname "$IMGTOOL")/.." && pwd)/trainer/trainer}"
+[ -x "$TRAINER" ] || fail "no trainer binary at $TRAINER (set TRAINER, or build the trainer target)"
+G=$REPO/examples/golden
+
+# The specs agree: spec-cpu.json is spec.json without its CUDA layers; the installed
+# variant has the same packages; every package is pinned by sha256, name and version.
+pins() { jq -c '[.layers[] | {name, debs: [(.debs // [])[] | {src, sha256, name, version}]} | select(.debs != [])]' "$1"; }
+assert_eq "$(pins "$G/spec-cpu.json")" "$(pins "$G/spec.json")" "deb pins of spec-cpu.json vs spec.json"
+assert_eq "$(pins "$G/spec-installed.json")" "$(pins "$G/spec.json")" "deb pins of spec-installed.json vs spec.json"
+assert_eq "$(jq '[.layers[] | select(.wheels or .installed_wheels) | .name]' "$G/spec.json" | jq -c .)" \
+  '["cuda-runtime","cublas","cudnn","nccl"]' "CUDA layers of spec.json"
+assert_eq "$(jq -c 'del(.layers, .labels, .env.LD_LIBRARY_PATH, .stack)' "$G/spec-cpu.json")" \
+  "$(jq -c 'del(.layers, .labels, .env.LD_LIBRARY_PATH, .stack)' "$G/spec.json")" "spec-cpu.json vs spec.json outside layers"
+assert_eq "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)]' "$G/spec-cpu.json")" \
+  "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)]' "$G/spec.json")" "non-CUDA layers"
+for s in spec.json spec-installed.json; do
+  assert_eq "$(jq -c .stack "$G/$s")" '{"cuda":"13.0.96","cublas":"13.1.0.3","cudnn":"9.19.0","nccl":"2.28.9"}' "$s stack pins"
+done
+pass "spec.json, spec-installed.json and spec-cpu.json pin the same $(jq '[.layers[].debs // [] | .[]] | length' "$G/spec.json") debs"
+
+if [ -d /usr/local/cuda/dist-info ]; then
+  while IFS=$'\t' read -r dist_info name version rec; do
+    assert_eq "$(awk -F': ' '$1=="Version" {print $2; exit}' "$dist_info/METADATA")" "$version" "$name METADATA version"
+    assert_eq "$(sha256sum "$dist_info/RECORD" | cut -c1-64)" "$rec" "$name RECORD pin"
+  done < <(jq -r '.layers[].installed_wheels // [] | .[] | [.dist_info, .name, .version, .record_sha256] | @tsv' "$G/spec-installed.json")
+  pass "spec-installed.json matches this machine's dist-info (versions, RECORD sha256)"
 fi
-digest=$("$IMGTOOL" build "$spec" -o "oci:$WORK/golden:latest" -q | tail -n1)
+
+# Inputs: fetched once into examples/golden/cache (shared with scripts/quickstart); the
+# trainer under test staged in a private copy of the spec's folder.
+"$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null
+ctx() {  # DIR: a private spec folder with the cached debs and this trainer
+  mkdir -p "$1/cache/bin"
+  cp "$G/spec-cpu.json" "$1/"
+  ln -s "$G/cache/debs" "$1/cache/debs"
+  cp "$TRAINER" "$1/cache/bin/trainer"
+}
+ctx "$WORK/a"
+ctx "$WORK/b"
+digest=$("$IMGTOOL" build "$WORK/a/spec-cpu.json" -o "oci:$WORK/golden:latest" -q | tail -n1)
+digest2=$(cd "$WORK/b" && umask 077 && TZ=Asia/Kolkata IMGTOOL_CACHE="$WORK/cache2" \
+  "$IMGTOOL" build spec-cpu.json -o "oci:$WORK/golden2:latest" -q | tail -n1)
+assert_eq "$digest2" "$digest" "digest of the second build (other folder, empty cache, TZ, umask)"
+cmp "$WORK/golden.build.json" "$WORK/golden2.build.json" || fail "build records differ"
+pass "the golden image builds twice with the same digest $digest"
+
 expect_exit 0 verify "oci:$WORK/golden:latest"
 info=$("$IMGTOOL" inspect "oci:$WORK/golden:latest" --json)
 assert_eq "$(jq -r .digest <<<"$info")" "$digest" "inspect digest"
 assert_eq "$(jq -r .user <<<"$info")" "10001:10001" "non-root user"
-assert_eq "$(jq -r '.labels["org.imgtool.stack.cuda"]' <<<"$info")" "13.0.96" "cuda pin label"
+assert_eq "$(jq -c .entrypoint <<<"$info")" '["/usr/local/bin/trainer"]' "entrypoint"
 assert_eq "$(skopeo inspect "oci:$WORK/golden:latest" | jq -r .Digest)" "$digest" "skopeo digest"
-if [ -d /usr/local/cuda/lib ]; then
-  assert_eq "$(jq -r '.labels["org.imgtool.stack.nccl"]' <<<"$info")" "2.28.9" "nccl pin label"
-  layer=$(jq -r '.layers[2].digest' <<<"$info")
-  tar -tzf "$WORK/golden/blobs/sha256/${layer#sha256:}" | grep -qx 'usr/local/cuda/lib/libnccl.so.2' \
-    || fail "nccl layer lacks libnccl.so.2"
-  tar -tvzf "$WORK/golden/blobs/sha256/${layer#sha256:}" | grep -q 'libnccl.so -> libnccl.so.2' \
-    || fail "libnccl.so symlink not kept"
+names=$(jq -c '[.outputs.layers[].name]' "$WORK/golden.build.json")
+assert_eq "$names" '["debian-runtime","gloo","fashion-mnist","trainer","imgtool-metadata"]' "layers"
+data_layer=$(jq -r '.outputs.layers[] | select(.name=="fashion-mnist") | .digest' "$WORK/golden.build.json")
+data_files=$(tar -tzf "$WORK/golden/blobs/sha256/${data_layer#sha256:}")
+assert_contains "$data_files" "usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz" "dataset layer"
+grep -q 'usr/lib/\|usr/local/bin' <<<"$data_files" && fail "the dataset layer carries more than the dataset"
+pass "verified; user 10001:10001, entrypoint the trainer, Fashion-MNIST in a layer of its own"
+
+# dpkg sees what was installed: unpacked by umoci (a peer), queried with dpkg-query.
+umoci unpack --image "$WORK/golden:latest" "$WORK/bundle" >/dev/null 2>&1 || fail "umoci unpack"
+root=$WORK/bundle/rootfs
+listed=$(dpkg-query --admindir "$root/var/lib/dpkg" -W -f '${Package} ${Version} ${Status}\n')
+want=$(jq -r '.layers[].debs // [] | .[] | "\(.name) \(.version) install ok installed"' "$G/spec-cpu.json" | sort)
+assert_eq "$listed" "$want" "dpkg-query -W against the unpacked image"
+assert_contains "$(dpkg-query --admindir "$root/var/lib/dpkg" -L libgloo0)" "/usr/lib/libgloo.so.0" "dpkg-query -L libgloo0"
+pass "dpkg-query lists the $(wc -l <<<"$listed") pinned packages with their versions"
+echo "$listed" | sed 's/ install ok installed//; s/^/    /'
+
+# The trainer starts with the image's own loader and libraries, as uid 10001.
+if [ "$(id -u)" = 0 ]; then
+  out=$(chroot --userspec=10001:10001 "$root" /usr/local/bin/trainer --max-steps 2 --threads 1 --train-limit 256 \
+    --test-limit 256 --json 2>/dev/null) || fail "the trainer does not run inside the unpacked image"
+  assert_eq "$(jq -r .steps <<<"$out")" 2 "steps"
+  pass "the trainer runs from the unpacked image (chroot, uid 10001): weights $(jq -r .digest <<<"$out")"
 fi
-pass "golden image $digest builds, verifies, and carries its pins"
+
+# The installed-wheels variant: CUDA runtime, cuBLAS, cuDNN and NCCL from this machine's
+# files, each checked against its RECORD by the build (~1.3 GB packed: ~45 s on 2 cores).
+if [ -d /usr/local/cuda/dist-info ]; then
+  mkdir -p "$WORK/c/cache/bin"
+  cp "$G/spec-installed.json" "$WORK/c/"
+  ln -s "$G/cache/debs" "$WORK/c/cache/debs"
+  cp "$TRAINER" "$WORK/c/cache/bin/trainer"
+  "$IMGTOOL" build "$WORK/c/spec-installed.json" -o "oci:$WORK/cuda:latest" -q >/dev/null
+  info=$("$IMGTOOL" inspect "oci:$WORK/cuda:latest" --json)
+  for c in cuda:13.0.96 cublas:13.1.0.3 cudnn:9.19.0 nccl:2.28.9; do
+    assert_eq "$(jq -r ".labels[\"org.imgtool.stack.${c%%:*}\"]" <<<"$info")" "${c#*:}" "${c%%:*} pin label"
+  done
+  unpack_image "$WORK/cuda" "$WORK/cuda-root"
+  croot=$WORK/cuda-root
+  stack=$(cat "$croot/etc/imgtool/stack.json")
+  assert_eq "$(jq -r '[.components | to_entries[] | "\(.key)=\(.value.package)@\(.value.packageVersion)"] | join(" ")' <<<"$stack")" \
+    "cublas=nvidia-cublas@13.1.0.3 cuda=nvidia-cuda-runtime@13.0.96 cudnn=nvidia-cudnn-cu13@9.19.0.56 nccl=nvidia-nccl-cu13@2.28.9" "stack.json packages"
+  libdir=$(jq -r '.env[]' <<<"$info" | sed -n 's/^LD_LIBRARY_PATH=\([^:]*\):.*/\1/p')
+  assert_eq "$libdir" /usr/local/cuda/lib "first LD_LIBRARY_PATH folder"
+  for so in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+    [ -f "$croot$libdir/$so" ] || fail "$so is not in $libdir of the image"
+  done
+  if [ "$(id -u)" = 0 ]; then
+    for f in "$croot$libdir"/*.so.*; do
+      missing=$(chroot "$croot" /lib64/ld-linux-x86-64.so.2 --library-path "$libdir" --list "$libdir/${f##*/}" 2>&1 | grep 'not found' || true)
+      [ -z "$missing" ] || fail "${f##*/} needs what the image lacks: $missing"
+    done
+  fi
+  pass "installed-wheels variant: stack.json names each wheel; the CUDA libraries and their dependencies resolve in $libdir"
+fi

@@ -42,6 +42,20 @@ first=$("$IMGTOOL" build spec.json -o "oci:$WORK/img2:v1" --json -q)
 assert_eq "$(jq -c '[.layers[].cached]' <<<"$first")" '[true,true]' "cache"
 pass "an unchanged rebuild takes the package layer from the cache"
 
+# Warm package layers are not unpacked: with the staging folder made impossible (a plain
+# file where it would go) the rebuild still succeeds, with the same digest, dpkg status
+# and notes; and a package file changed under its pin is still refused.
+rm -rf "$IMGTOOL_CACHE/staging" && touch "$IMGTOOL_CACHE/staging"
+expect_exit 0 build spec.json -o "oci:$WORK/img3:v1"
+assert_contains "$OUTPUT" "alpha 1.0-1 has maintainer scripts (postinst)" "notes from the cache"
+assert_eq "$(tail -n1 <<<"$OUTPUT")" "$(jq -r .digest <<<"$first")" "warm digest"
+cp "$alpha" "$WORK/alpha.orig" && printf 'tampered' >>"$alpha"
+expect_exit 4 build spec.json -o "oci:$WORK/img4:v1" -q
+assert_contains "$OUTPUT" "the spec pins sha256:$(sha "$WORK/alpha.orig") but the file is sha256:$(sha "$alpha")" "warm pin check"
+[ ! -e "$WORK/img4" ] || fail "output after a refused warm build"
+cp "$WORK/alpha.orig" "$alpha" && rm "$IMGTOOL_CACHE/staging"
+pass "a warm rebuild unpacks nothing (same digest and notes) but still checks every package's sha256"
+
 # Pins that do not match: exit 4, both values named, nothing written.
 refused() {  # want message spec-json
   printf '%s' "$3" >bad.json

@@ -6,9 +6,13 @@
 
 #include "build/build_record.h"
 #include "build/dpkg_status.h"
+#include "build/fetch.h"
 #include "build/layer_cache.h"
+#include "build/lock.h"
 #include "build/metadata_layer.h"
+#include "build/package_layer.h"
 #include "build/plan.h"
+#include "build/sbom.h"
 #include "build/spec.h"
 #include "fs/atomic_file.h"
 #include "layout/layout_reader.h"
@@ -84,12 +88,56 @@ struct Pipeline {
     if (opt.progress) opt.progress(line);
   }
 
+  // The layer cache key: the same planned inputs, tool, compression and epoch give the same blob.
+  oci::Digest LayerKey(const PlannedLayer& plan) const {
+    return oci::Digest::Of(std::string("imgtool ") + IMGTOOL_VERSION + "\n" + CompressionName(compression) +
+                           "\nepoch " + std::to_string(opt.epoch) + "\n" + plan.fingerprint);
+  }
+
+  // A layer of debs and wheels is keyed by its pins; on a hit whose blob is still cached,
+  // nothing is unpacked (package_layer.h). Otherwise it is planned as usual.
+  Result<PlannedLayer> Plan(const LayerSpec& layer, const PlanOptions& options) const {
+    if (!cache.enabled() || !IsPackageOnlyLayer(layer)) return PlanLayer(layer, options);
+    PlannedLayer plan;
+    plan.name = layer.name;
+    plan.fingerprint = PackageLayerFingerprint(layer);
+    oci::Digest key = LayerKey(plan);
+    auto hit = cache.Lookup(key);
+    auto side = hit ? cache.LookupSidecar(key, "packages.json") : std::nullopt;
+    auto cached = side ? ParsePackageRecords(*side, layer) : std::nullopt;
+    if (cached && fs::Exists(cache.BlobPath(hit->digest))) {
+      IMGTOOL_TRY(CheckPackagePins(layer));
+      plan.prebuilt = true;
+      plan.packages = std::move(cached->records);
+      plan.notes = std::move(cached->notes);
+      return plan;
+    }
+    auto full = PlanLayer(layer, options);
+    if (!full.ok()) return full.error();
+    full->fingerprint = plan.fingerprint;
+    full->keep_package_records = true;
+    return full;
+  }
+
+  // --locked: the inputs as they are now must equal the lock, before any output exists.
+  // File digests come from the layer cache where it has the layer, else from reading.
+  Status CheckLock(const std::vector<PlannedLayer>& plans) const {
+    auto locked = ReadLock(opt.lock_path);
+    if (!locked.ok()) return locked.error();
+    auto now = MakeLock(spec, plans, [&](size_t l) -> std::optional<std::vector<oci::Digest>> {
+      auto hit = cache.Lookup(LayerKey(plans[l]));
+      if (!hit) return std::nullopt;
+      return hit->file_digests;
+    });
+    if (!now.ok()) return now.error();
+    return CompareLock(*locked, *now, opt.lock_path);
+  }
+
   // Writes (or finds in the cache) one planned layer into the layout.
   Result<LayerOutcome> AddLayer(const layout::LayoutWriter& out, const PlannedLayer& plan, size_t n, size_t total) {
     auto start = Clock::now();
     std::string label = "layer " + std::to_string(n) + "/" + std::to_string(total) + " " + plan.name;
-    oci::Digest key = oci::Digest::Of(std::string("imgtool ") + IMGTOOL_VERSION + "\n" + CompressionName(compression) +
-                                      "\nepoch " + std::to_string(opt.epoch) + "\n" + plan.fingerprint);
+    oci::Digest key = LayerKey(plan);
     std::optional<archive::WrittenLayer> written = cache.Lookup(key);
     bool cached = false;
     if (written) {
@@ -100,6 +148,9 @@ struct Pipeline {
         IMGTOOL_TRY(out.ImportBlob(cache.BlobPath(written->digest), written->digest));
         cached = out.HasBlob(written->digest, size);
       }
+    }
+    if (!cached && plan.prebuilt) {
+      return MakeError(ErrorKind::kInternal, label + ": its cached blob disappeared during the build; run again");
     }
     if (!cached) {
       Say(label + ": " + std::to_string(plan.entries.size()) + " entries, " + HumanBytes(plan.content_bytes));
@@ -119,6 +170,9 @@ struct Pipeline {
       IMGTOOL_TRY(out.CommitBlob(blob, w->digest));
       written = *w;
       (void)cache.Store(key, *written, out.BlobPath(w->digest));  // the cache is best effort
+    }
+    if (plan.keep_package_records) {
+      (void)cache.StoreSidecar(key, "packages.json", PackageRecordsJson(plan.packages, plan.notes));
     }
     for (size_t i = 0; i < plan.entries.size() && i < written->file_digests.size(); ++i) {
       if (!plan.inputs[i].empty()) {
@@ -168,16 +222,28 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     base_passwd = *pw;
     base_group = *gr;
   }
+  FetchOptions fetch;
+  fetch.cache_dir = opt.download_dir;
+  fetch.progress = opt.progress;
+  IMGTOOL_TRY(FetchPackageUrls(p.spec, fetch));
+  if (!opt.cache_dir.empty()) {
+    auto c = LayerCache::Open(opt.cache_dir);
+    if (c.ok()) p.cache = *c;
+  }
   std::vector<PlannedLayer> plans;
   std::vector<PackageRecord> packages;
   PlanOptions plan_options;
   if (!opt.cache_dir.empty()) plan_options.staging_parent = opt.cache_dir + "/staging";
   for (const auto& l : p.spec.layers) {
-    auto plan = PlanLayer(l, plan_options);
+    auto plan = p.Plan(l, plan_options);
     if (!plan.ok()) return plan.error().Context(opt.spec_path);
     for (const auto& n : plan->notes) p.Say(n);
     packages.insert(packages.end(), plan->packages.begin(), plan->packages.end());
     plans.push_back(std::move(*plan));
+  }
+  if (!opt.lock_path.empty()) {
+    IMGTOOL_TRY(p.CheckLock(plans));
+    p.Say("every input matches " + opt.lock_path);
   }
   std::string dpkg_status;
   bool has_debs = std::any_of(packages.begin(), packages.end(), [](const auto& x) { return x.kind == PackageKind::kDeb; });
@@ -204,11 +270,6 @@ Result<BuildResult> Build(const BuildOptions& opt) {
                              std::to_string(e.gid) + "\t" + oci::Digest::Of(e.content).str() + "\n";
   }
   plans.push_back(std::move(meta_plan));
-
-  if (!opt.cache_dir.empty()) {
-    auto c = LayerCache::Open(opt.cache_dir);
-    if (c.ok()) p.cache = *c;
-  }
 
   // 2. Output: a layout folder, or a staging folder that becomes the archive.
   bool archive_out = opt.output.transport == layout::Transport::kOciArchive;
@@ -272,10 +333,25 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     auto man_desc = writer->WriteBlob(*man_bytes, oci::kMediaTypeManifest);
     if (!man_desc.ok()) return man_desc.error();
     IMGTOOL_TRY(writer->SetTag(*man_desc, opt.output.tag.empty() ? "latest" : opt.output.tag));
+    // The SBOM is written beside the output and, in an oci: layout, stored as an artifact
+    // referring to the image (pushed with it, found by its sha256-<hex>.sbom tag). An
+    // oci-archive stays one image: `ctr images import` unpacks every tagged entry and
+    // fails on an artifact, and archives exist to be loaded by such tools.
+    SbomInput sbom_in{SbomImageName(p.spec.labels, opt.output.tag), *man_desc, opt.epoch, IMGTOOL_VERSION, packages};
+    r.sbom_path = SbomPathFor(opt.output.path);
+    if (archive_out) {
+      auto doc = SpdxJson(sbom_in);
+      if (!doc.ok()) return doc.error();
+      IMGTOOL_TRY(fs::WriteFileAtomic(r.sbom_path, *doc));
+    } else {
+      auto sbom = WriteSbom(sbom_in, out_dir, r.sbom_path);
+      if (!sbom.ok()) return sbom.error();
+    }
     if (archive_out) IMGTOOL_TRY(layout::WriteOciArchive(out_dir, opt.output.path));
     r.manifest = *man_desc;
     r.config = *cfg_desc;
     r.output = opt.output.str();
+    r.packages = packages;
     r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
     auto record = BuildRecordJson(p.spec, r, p.record_inputs, opt.epoch, CompressionName(p.compression));
     if (!record.ok()) return record.error();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "archive/layer.h"
+#include "build/packages.h"
 #include "layout/reference.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
@@ -21,6 +22,8 @@ struct BuildOptions {
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH
   std::optional<archive::Compression> compression;  // overrides the spec's
   std::string cache_dir;  // empty: no cache
+  std::string download_dir;  // where package URLs are fetched to (build/fetch.h)
+  std::string lock_path;     // non-empty: --locked; refuse inputs that differ from this lock
   std::string record_path;  // empty: "<output path>.build.json"
   // Human progress ("layer 2/3 cuda: 1.2 GB of 2.4 GB"); may be empty.
   std::function<void(const std::string&)> progress;
@@ -40,6 +43,8 @@ struct BuildResult {
   std::vector<LayerOutcome> layers;
   std::string output;       // the reference written
   std::string record_path;  // the build record
+  std::string sbom_path;    // the SPDX SBOM beside the output (also stored in the layout)
+  std::vector<PackageRecord> packages;  // every package installed, in spec order
 };
 
 Result<BuildResult> Build(const BuildOptions& options);

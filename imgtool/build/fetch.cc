@@ -1,0 +1,171 @@
+#include "build/fetch.h"
+
+#include <curl/curl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "build/layer_cache.h"
+#include "fs/atomic_file.h"
+
+namespace imgtool::build {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Messages never show a password given in the URL (https://user:secret@host/...).
+std::string Redacted(const std::string& url) {
+  size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  size_t host = scheme + 3, end = url.find('/', host);
+  size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
+  if (at == std::string::npos || at < host) return url;
+  return url.substr(0, host) + "***@" + url.substr(at + 1);
+}
+
+std::string Megabytes(uint64_t n) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(n) / 1e6);
+  return buf;
+}
+
+struct Download {
+  fs::AtomicFile file;
+  oci::Sha256 hash;
+  uint64_t max_bytes = 0;
+  Status failure = Status::Ok();
+  const FetchOptions* options = nullptr;
+  std::string label;
+  Clock::time_point last_report = Clock::now();
+};
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  auto* d = static_cast<Download*>(user);
+  size_t len = size * n;
+  if (d->hash.bytes() + len > d->max_bytes) {
+    d->failure = MakeError(ErrorKind::kIntegrity, d->label + ": more than " + Megabytes(d->max_bytes) + "; refused");
+    return 0;  // makes curl stop with CURLE_WRITE_ERROR
+  }
+  d->hash.Update(data, len);
+  Status s = d->file.Write(data, len);
+  if (!s.ok()) {
+    d->failure = s;
+    return 0;
+  }
+  return len;
+}
+
+int OnProgress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
+  auto* d = static_cast<Download*>(user);
+  if (!d->options->progress || Clock::now() - d->last_report < std::chrono::seconds(1)) return 0;
+  d->last_report = Clock::now();
+  std::string line = d->label + ": " + Megabytes(static_cast<uint64_t>(now));
+  if (total > 0) line += " of " + Megabytes(static_cast<uint64_t>(total));
+  d->options->progress(line);
+  return 0;
+}
+
+Status Get(const std::string& url, Download& d) {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  CURL* c = curl_easy_init();
+  if (c == nullptr) return MakeError(ErrorKind::kInternal, "libcurl: cannot create a handle");
+  char message[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, message);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);  // an HTTP error status is an error, not a body
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");  // a server never redirects to file://
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "imgtool/" IMGTOOL_VERSION);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &d);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &d);
+  CURLcode rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(c);
+  if (!d.failure.ok()) return d.failure;
+  if (rc != CURLE_OK) {
+    std::string why = message[0] ? message : curl_easy_strerror(rc);
+    ErrorKind kind = rc == CURLE_HTTP_RETURNED_ERROR && status == 404 ? ErrorKind::kNotFound : ErrorKind::kTransport;
+    return MakeError(kind, d.label + ": " + why);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsPackageUrl(const std::string& src) {
+  for (const char* scheme : {"http://", "https://", "file://"}) {
+    if (src.rfind(scheme, 0) == 0) return true;
+  }
+  return false;
+}
+
+Status FetchPackageUrls(Spec& spec, const FetchOptions& options) {
+  for (auto& layer : spec.layers) {
+    for (auto& p : layer.packages) {
+      if (p.url.empty()) continue;
+      auto f = FetchPinned(p.url, p.sha256, options);
+      if (!f.ok()) return f.error().Context(p.where + ".src");
+      p.src = f->path;
+    }
+  }
+  return Status::Ok();
+}
+
+std::string DefaultDownloadDir() {
+  std::string base = LayerCache::DefaultDir();
+  return base.empty() ? "" : base + "/downloads";
+}
+
+Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, const FetchOptions& options) {
+  if (options.cache_dir.empty()) {
+    return MakeError(ErrorKind::kInvalidInput, "fetching " + Redacted(url) +
+                                                   ": no download folder (set IMGTOOL_CACHE or HOME, or --cache-dir)");
+  }
+  const std::string dir = options.cache_dir + "/sha256";
+  Fetched out;
+  out.path = dir + "/" + sha256.hex();
+  if (fs::Exists(out.path)) {
+    auto size = oci::DigestFile(out.path);  // cheap next to staging, and a damaged cache must not linger
+    if (size.ok() && size->digest == sha256) {
+      out.size = size->size;
+      out.cached = true;
+      return out;
+    }
+    (void)std::remove(out.path.c_str());
+  }
+  IMGTOOL_TRY(fs::MakeDirs(dir));
+  Download d;
+  d.options = &options;
+  d.max_bytes = options.max_bytes;
+  d.label = "fetching " + Redacted(url);
+  IMGTOOL_TRY(d.file.Open(out.path));
+  IMGTOOL_TRY(Get(url, d));
+  const uint64_t size = d.hash.bytes();
+  oci::Digest got = d.hash.Finish();
+  if (got != sha256) {
+    d.file.Abort();
+    return MakeError(ErrorKind::kIntegrity, Redacted(url) + ": the spec pins " + sha256.str() + " but the download is " +
+                                                got.str() + " (" + Megabytes(size) + "); discarded");
+  }
+  out.size = size;
+  IMGTOOL_TRY(d.file.Commit());
+  if (options.progress) options.progress(d.label + ": " + Megabytes(out.size) + ", " + sha256.Short());
+  return out;
+}
+
+}  // namespace imgtool::build

@@ -80,4 +80,16 @@ Status LayerCache::Store(const oci::Digest& key, const archive::WrittenLayer& la
   return fs::WriteFileAtomic(dir_ + "/layers/" + key.hex() + ".json", *bytes);
 }
 
+std::optional<std::string> LayerCache::LookupSidecar(const oci::Digest& key, const std::string& name) const {
+  if (!enabled()) return std::nullopt;
+  auto raw = fs::ReadSmallFile(dir_ + "/layers/" + key.hex() + "." + name);
+  if (!raw.ok()) return std::nullopt;
+  return *raw;
+}
+
+Status LayerCache::StoreSidecar(const oci::Digest& key, const std::string& name, const std::string& content) const {
+  if (!enabled()) return Status::Ok();
+  return fs::WriteFileAtomic(dir_ + "/layers/" + key.hex() + "." + name, content);
+}
+
 }  // namespace imgtool::build

@@ -32,6 +32,9 @@ class LayerCache {
   // Where a cached blob would be; may not exist (see class comment).
   std::string BlobPath(const oci::Digest& blob) const;
   Status Store(const oci::Digest& key, const archive::WrittenLayer& layer, const std::string& blob_path) const;
+  // Small facts kept beside an entry (a package layer's records); nullopt on a miss.
+  std::optional<std::string> LookupSidecar(const oci::Digest& key, const std::string& name) const;
+  Status StoreSidecar(const oci::Digest& key, const std::string& name, const std::string& content) const;
 
  private:
   std::string dir_;

@@ -1,0 +1,165 @@
+#include "build/lock.h"
+
+#include <map>
+#include <set>
+
+#include "fs/atomic_file.h"
+#include "oci/canonical_json.h"
+
+namespace imgtool::build {
+
+namespace {
+
+using oci::Json;
+
+constexpr int kLockVersion = 1;
+
+std::string Label(const LockInput& in) {
+  std::string where = in.layer.empty() ? "" : "layer " + in.layer + ": ";
+  return where + in.kind + " " + in.name;
+}
+
+Error Bad(const std::string& name, const std::string& what) {
+  return MakeError(ErrorKind::kInvalidInput, name + ": " + what + " (rewrite it with `imgtool lock SPEC`)");
+}
+
+}  // namespace
+
+std::string LockFileName() { return "imgtool.lock.json"; }
+
+Result<Lock> MakeLock(const Spec& spec, const std::vector<PlannedLayer>& plans, const KnownDigests& known) {
+  Lock lock;
+  if (!spec.base.scratch) lock.inputs.push_back({"", "base", "base", "", spec.base.digest, 0, ""});
+  for (size_t l = 0; l < plans.size() && l < spec.layers.size(); ++l) {
+    const PlannedLayer& plan = plans[l];
+    for (const auto& p : plan.packages) {
+      lock.inputs.push_back({plan.name, PackageKindName(p.kind), p.name, p.version, p.sha256, p.size, p.source});
+    }
+    std::optional<std::vector<oci::Digest>> digests;
+    if (known) digests = known(l);
+    for (size_t i = 0; i < plan.entries.size(); ++i) {
+      const archive::Entry& e = plan.entries[i];
+      if (plan.inputs[i].empty() || e.type != archive::EntryType::kFile) continue;
+      LockInput in{plan.name, "file", "/" + e.path, "", {}, e.size, plan.inputs[i]};
+      if (digests && i < digests->size() && !(*digests)[i].empty()) {
+        in.sha256 = (*digests)[i];
+      } else {
+        auto d = oci::DigestFile(e.source);
+        if (!d.ok()) return d.error().Context("layer " + plan.name + ": " + plan.inputs[i]);
+        if (d->size != e.size) {
+          return MakeError(ErrorKind::kIntegrity, "layer " + plan.name + ": " + plan.inputs[i] + " changed while locking");
+        }
+        in.sha256 = d->digest;
+      }
+      lock.inputs.push_back(std::move(in));
+    }
+  }
+  return lock;
+}
+
+std::string LockJson(const Lock& lock) {
+  Json inputs = Json::array();
+  for (const auto& in : lock.inputs) {
+    Json j = {{"kind", in.kind}, {"name", in.name}, {"sha256", in.sha256.str()}, {"size", in.size}};
+    if (!in.layer.empty()) j["layer"] = in.layer;
+    if (!in.version.empty()) j["version"] = in.version;
+    if (!in.source.empty()) j["source"] = in.source;
+    inputs.push_back(std::move(j));
+  }
+  // Indented so a change reviews as a one-line diff; nlohmann sorts keys, so this is stable.
+  Json doc = {{"lockVersion", kLockVersion}, {"inputs", inputs}};
+  return doc.dump(2) + "\n";
+}
+
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch) {
+  auto spec = LoadSpec(spec_path);
+  if (!spec.ok()) return spec.error();
+  IMGTOOL_TRY(FetchPackageUrls(*spec, fetch));
+  std::vector<PlannedLayer> plans;
+  for (const auto& layer : spec->layers) {
+    auto plan = PlanLayer(layer);
+    if (!plan.ok()) return plan.error().Context(spec_path);
+    plans.push_back(std::move(*plan));
+  }
+  return MakeLock(*spec, plans);
+}
+
+Result<Lock> ParseLock(std::string_view text, const std::string& name) {
+  auto doc = oci::ParseJson(text, name);
+  if (!doc.ok()) return doc.error();
+  if (!doc->is_object() || !doc->contains("lockVersion") || !(*doc)["lockVersion"].is_number_integer()) {
+    return Bad(name, "not an imgtool lock file (no lockVersion)");
+  }
+  if ((*doc)["lockVersion"].get<int64_t>() != kLockVersion) {
+    return Bad(name, "lockVersion " + (*doc)["lockVersion"].dump() + " is not " + std::to_string(kLockVersion));
+  }
+  if (!doc->contains("inputs") || !(*doc)["inputs"].is_array()) return Bad(name, "$.inputs: want an array");
+  Lock lock;
+  const Json& inputs = (*doc)["inputs"];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Json& j = inputs[i];
+    std::string where = "$.inputs[" + std::to_string(i) + "]";
+    if (!j.is_object()) return Bad(name, where + ": want an object");
+    auto text_of = [&](const char* key, bool required, std::string* out) -> Status {
+      if (!j.contains(key)) return required ? Bad(name, where + "." + key + ": required") : Status::Ok();
+      if (!j[key].is_string()) return Bad(name, where + "." + key + ": want a string");
+      *out = j[key].get<std::string>();
+      return Status::Ok();
+    };
+    LockInput in;
+    std::string digest;
+    IMGTOOL_TRY(text_of("layer", false, &in.layer));
+    IMGTOOL_TRY(text_of("kind", true, &in.kind));
+    IMGTOOL_TRY(text_of("name", true, &in.name));
+    IMGTOOL_TRY(text_of("version", false, &in.version));
+    IMGTOOL_TRY(text_of("source", false, &in.source));
+    IMGTOOL_TRY(text_of("sha256", true, &digest));
+    auto d = oci::Digest::Parse(digest);
+    if (!d.ok()) return Bad(name, where + ".sha256: '" + digest + "' is not a sha256 digest");
+    in.sha256 = *d;
+    if (!j.contains("size") || !j["size"].is_number_unsigned()) return Bad(name, where + ".size: want a byte count");
+    in.size = j["size"].get<uint64_t>();
+    lock.inputs.push_back(std::move(in));
+  }
+  return lock;
+}
+
+Result<Lock> ReadLock(const std::string& path) {
+  auto text = fs::ReadSmallFile(path);
+  if (!text.ok()) return text.error().Context("lock file (write one with `imgtool lock SPEC`)");
+  return ParseLock(*text, path);
+}
+
+Status CompareLock(const Lock& locked, const Lock& now, const std::string& lock_name) {
+  auto key = [](const LockInput& in) { return Label(in); };
+  std::map<std::string, const LockInput*> before;
+  for (const auto& in : locked.inputs) before[key(in)] = &in;
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  for (const auto& in : now.inputs) {
+    seen.insert(key(in));
+    auto it = before.find(key(in));
+    if (it == before.end()) {
+      problems.push_back(Label(in) + ": not in the lock (" + in.sha256.str() + ")");
+      continue;
+    }
+    const LockInput& old = *it->second;
+    auto differ = [&](const char* field, const std::string& a, const std::string& b) {
+      if (a != b) problems.push_back(Label(in) + ": " + field + " locked '" + a + "', now '" + b + "'");
+    };
+    differ("version", old.version, in.version);
+    differ("sha256", old.sha256.str(), in.sha256.str());
+    differ("size", std::to_string(old.size), std::to_string(in.size));
+    differ("source", old.source, in.source);
+  }
+  for (const auto& in : locked.inputs) {
+    if (!seen.count(key(in))) problems.push_back(Label(in) + ": locked but no longer an input");
+  }
+  if (problems.empty()) return Status::Ok();
+  std::string msg = std::to_string(problems.size()) + " input" + (problems.size() == 1 ? "" : "s") +
+                    " differ from " + lock_name + " (run `imgtool lock SPEC` to accept them):";
+  for (const auto& p : problems) msg += "\n  " + p;
+  return MakeError(ErrorKind::kIntegrity, msg);
+}
+
+}  // namespace imgtool::build

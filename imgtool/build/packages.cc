@@ -36,8 +36,9 @@ std::vector<PackageLibrary> Libraries(const std::vector<pkg::PackageFile>& files
   return out;
 }
 
-// The package file's bytes must hash to the pin before anything reads them.
-Result<oci::FileDigest> CheckFile(const PackageSpec& p) {
+}  // namespace
+
+Result<oci::FileDigest> CheckPackageFile(const PackageSpec& p) {
   auto d = oci::DigestFile(p.src);
   if (!d.ok()) return d.error().Context(p.where + ".src: " + p.given);
   if (d->digest != p.sha256) {
@@ -46,6 +47,8 @@ Result<oci::FileDigest> CheckFile(const PackageSpec& p) {
   }
   return *d;
 }
+
+namespace {
 
 Result<std::shared_ptr<fs::TempDir>> NewStaging(const std::string& parent) {
   if (!parent.empty()) IMGTOOL_TRY(fs::MakeDirs(parent));
@@ -64,7 +67,7 @@ archive::Entry Generated(const std::string& path, std::string content) {
 }
 
 Result<StagedPackage> StageDeb(const PackageSpec& p, const std::string& parent) {
-  auto file = CheckFile(p);
+  auto file = CheckPackageFile(p);
   if (!file.ok()) return file.error();
   auto dir = NewStaging(parent);
   if (!dir.ok()) return dir.error();
@@ -91,7 +94,7 @@ Result<StagedPackage> StageDeb(const PackageSpec& p, const std::string& parent) 
 }
 
 Result<StagedPackage> StageWheel(const PackageSpec& p, const std::string& parent) {
-  auto file = CheckFile(p);
+  auto file = CheckPackageFile(p);
   if (!file.ok()) return file.error();
   auto dir = NewStaging(parent);
   if (!dir.ok()) return dir.error();

@@ -53,6 +53,9 @@ struct StagedPackage {
   bool allow_setuid = false;
 };
 
+// The package file's bytes must hash to the pin before anything reads them (deb, wheel).
+Result<oci::FileDigest> CheckPackageFile(const PackageSpec& spec);
+
 // `staging_parent`: where staging folders are created ("" for $TMPDIR).
 Result<StagedPackage> StagePackage(const PackageSpec& spec, const std::string& staging_parent);
 

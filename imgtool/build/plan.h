@@ -36,6 +36,10 @@ struct PlannedLayer {
   // The layer's packages (debs, wheels, installed wheels), in spec order.
   std::vector<PackageRecord> packages;
   std::vector<std::string> notes;  // for the build output (maintainer scripts not run)
+  // A package-only layer found in the cache: no entries, only its records (package_layer.h).
+  bool prebuilt = false;
+  // The layer's packages go to the cache beside its blob (package_layer.h).
+  bool keep_package_records = false;
   // Unpacked packages the entries stream from: kept alive until the layer is written.
   std::vector<std::shared_ptr<fs::TempDir>> staging;
 };

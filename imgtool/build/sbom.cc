@@ -1,0 +1,243 @@
+#include "build/sbom.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+#include "fs/atomic_file.h"
+#include "layout/layout_reader.h"
+#include "layout/layout_writer.h"
+#include "oci/canonical_json.h"
+#include "oci/image_config.h"
+#include "oci/media_types.h"
+
+namespace imgtool::build {
+
+namespace {
+
+using oci::Json;
+
+constexpr std::string_view kNoAssertion = "NOASSERTION";
+constexpr std::string_view kImageId = "SPDXRef-image";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The value of `field` in a deb control stanza ("Architecture: amd64" -> "amd64").
+std::string StanzaField(const std::string& stanza, const std::string& field) {
+  std::string key = field + ":";
+  size_t pos = 0;
+  while (pos < stanza.size()) {
+    size_t end = stanza.find('\n', pos);
+    if (end == std::string::npos) end = stanza.size();
+    std::string_view line(stanza.data() + pos, end - pos);
+    if (line.substr(0, key.size()) == key) {
+      std::string_view v = line.substr(key.size());
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+      return std::string(v);
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+// SPDXIDs allow only letters, digits, '.' and '-'. The readable part is sanitized, so a
+// short hash of the exact (kind, name, version) keeps "1:2" and "1.2" apart.
+std::string SpdxId(const PackageRecord& r) {
+  std::string readable = std::string(PackageKindName(r.kind)) + "-" + r.name + "-" + r.version;
+  for (char& c : readable) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
+  }
+  std::string exact = std::string(PackageKindName(r.kind)) + '\0' + r.name + '\0' + r.version;
+  return "SPDXRef-" + readable + "-" + oci::Digest::Of(exact).hex().substr(0, 8);
+}
+
+bool IsUrl(const std::string& s) { return s.rfind("https://", 0) == 0 || s.rfind("http://", 0) == 0; }
+
+Json PurlRef(const std::string& purl) {
+  return {{"referenceCategory", "PACKAGE-MANAGER"}, {"referenceType", "purl"}, {"referenceLocator", purl}};
+}
+
+Json Sha256Checksum(const oci::Digest& d) {
+  return Json::array({{{"algorithm", "SHA256"}, {"checksumValue", d.hex()}}});
+}
+
+// Fields every package carries: imgtool asserts nothing it has not checked.
+Json BasePackage(const std::string& id, const std::string& name, const std::string& version) {
+  return {{"SPDXID", id},
+          {"name", name},
+          {"versionInfo", version},
+          {"downloadLocation", kNoAssertion},
+          {"filesAnalyzed", false},
+          {"licenseConcluded", kNoAssertion},
+          {"licenseDeclared", kNoAssertion},
+          {"copyrightText", kNoAssertion},
+          {"supplier", kNoAssertion}};
+}
+
+Json PackageJson(const PackageRecord& r, const std::string& id) {
+  Json p = BasePackage(id, r.name, r.version);
+  if (IsUrl(r.source)) p["downloadLocation"] = r.source;
+  p["checksums"] = Sha256Checksum(r.sha256);
+  p["externalRefs"] = Json::array({PurlRef(PurlFor(r))});
+  if (r.kind == PackageKind::kInstalledWheel) {
+    // There is no package file: the build pinned the dist-info's RECORD, which names
+    // the sha256 of every installed file.
+    p["comment"] = "installed wheel; the SHA256 checksum is of its dist-info RECORD file";
+  }
+  return p;
+}
+
+Json Relationship(std::string_view from, std::string_view type, std::string_view to) {
+  return {{"spdxElementId", from}, {"relationshipType", type}, {"relatedSpdxElement", to}};
+}
+
+}  // namespace
+
+std::string SbomImageName(const std::map<std::string, std::string>& labels, const std::string& tag) {
+  auto it = labels.find("org.opencontainers.image.title");
+  if (it != labels.end() && !it->second.empty()) return it->second;
+  return tag.empty() ? "image" : tag;
+}
+
+std::string PurlEncode(std::string_view component) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : component) {
+    if (std::isalnum(c) || c == '.' || c == '-' || c == '_' || c == '~' || c == ':') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string DebPurl(const std::string& name, const std::string& version, const std::string& arch) {
+  std::string purl = "pkg:deb/debian/" + PurlEncode(Lower(name)) + "@" + PurlEncode(version);
+  if (!arch.empty()) purl += "?arch=" + PurlEncode(Lower(arch));
+  return purl;
+}
+
+std::string PypiPurl(const std::string& name, const std::string& version) {
+  return "pkg:pypi/" + PurlEncode(NormalizeWheelName(name)) + "@" + PurlEncode(version);
+}
+
+std::string OciPurl(const std::string& name, const oci::Digest& manifest) {
+  return "pkg:oci/" + PurlEncode(Lower(name)) + "@" + PurlEncode(manifest.str());
+}
+
+std::string PurlFor(const PackageRecord& r) {
+  if (r.kind == PackageKind::kDeb) return DebPurl(r.name, r.version, StanzaField(r.status_stanza, "Architecture"));
+  return PypiPurl(r.name, r.version);
+}
+
+Result<std::string> SpdxJson(const SbomInput& in) {
+  if (in.manifest.digest.empty()) return MakeError(ErrorKind::kInternal, "SBOM: no image manifest digest");
+  std::vector<const PackageRecord*> sorted;
+  for (const auto& p : in.packages) sorted.push_back(&p);
+  auto key = [](const PackageRecord* r) {
+    return std::make_tuple(std::string_view(PackageKindName(r->kind)), std::string_view(r->name),
+                           std::string_view(r->version), r->sha256.hex());
+  };
+  std::sort(sorted.begin(), sorted.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
+
+  const std::string& name = in.image_name;
+  Json image = BasePackage(std::string(kImageId), name, in.manifest.digest.str());
+  image["primaryPackagePurpose"] = "CONTAINER";
+  image["checksums"] = Sha256Checksum(in.manifest.digest);
+  image["externalRefs"] = Json::array({PurlRef(OciPurl(name, in.manifest.digest))});
+
+  Json packages = Json::array({image});
+  Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", kImageId)});
+  std::map<std::string, const PackageRecord*> seen;
+  for (const PackageRecord* r : sorted) {
+    std::string id = SpdxId(*r);
+    auto [it, fresh] = seen.emplace(id, r);
+    if (!fresh) {
+      return MakeError(ErrorKind::kInvalidInput, "SBOM: " + r->where + ": " + PackageKindName(r->kind) + " " + r->name +
+                                                     " " + r->version + " is also installed by " + it->second->where);
+    }
+    packages.push_back(PackageJson(*r, id));
+    relationships.push_back(Relationship(kImageId, "CONTAINS", id));
+  }
+
+  Json doc = {
+      {"spdxVersion", "SPDX-2.3"},
+      {"dataLicense", "CC0-1.0"},
+      {"SPDXID", "SPDXRef-DOCUMENT"},
+      {"name", name},
+      // A namespace per image: two builds of one image share it, any change moves it.
+      {"documentNamespace", "https://imgtool.invalid/spdx/" + PurlEncode(name) + "/sha256-" + in.manifest.digest.hex()},
+      {"creationInfo",
+       {{"created", oci::Rfc3339(in.epoch)}, {"creators", Json::array({"Tool: imgtool-" + in.tool_version})}}},
+      {"packages", packages},
+      {"relationships", relationships}};
+  auto bytes = oci::CanonicalJson(doc);
+  if (!bytes.ok()) return bytes.error().Context("SBOM");
+  return *bytes + "\n";
+}
+
+std::string SbomTag(const oci::Digest& subject) { return "sha256-" + subject.hex() + ".sbom"; }
+
+std::string SbomPathFor(const std::string& output_path) { return output_path + ".spdx.json"; }
+
+Result<oci::Descriptor> WriteSbomArtifact(const std::string& layout_dir, const oci::Descriptor& subject,
+                                          std::string_view spdx_json) {
+  const std::string what = "storing SBOM in " + layout_dir;
+  // Only an existing layout that holds the subject: LayoutWriter::Open would create one.
+  auto index = layout::ReadIndex(layout_dir);
+  if (!index.ok()) return index.error().Context("storing SBOM");
+  if (!oci::IsManifestMediaType(subject.media_type)) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": subject " + subject.digest.str() + " is a " +
+                                                   subject.media_type + ", not an image manifest");
+  }
+  auto subject_bytes = layout::ReadVerifiedBlob(layout_dir, subject);
+  if (!subject_bytes.ok()) return subject_bytes.error().Context(what + ": subject");
+
+  auto writer = layout::LayoutWriter::Open(layout_dir);
+  if (!writer.ok()) return writer.error().Context(what);
+  auto empty = writer->WriteBlob("{}", kMediaTypeOciEmpty);
+  if (!empty.ok()) return empty.error().Context(what);
+  auto doc = writer->WriteBlob(spdx_json, kMediaTypeSpdxJson);
+  if (!doc.ok()) return doc.error().Context(what);
+  // Tools that pull artifacts (oras) name the file after the layer's title.
+  doc->annotations["org.opencontainers.image.title"] = "sbom.spdx.json";
+
+  // The subject is the manifest itself, not its entry in index.json (no tag).
+  oci::Descriptor bare{subject.media_type, subject.digest, subject.size, {}, std::nullopt};
+  Json manifest = {{"schemaVersion", 2},
+                   {"mediaType", oci::kMediaTypeManifest},
+                   {"artifactType", kMediaTypeSpdxJson},
+                   {"config", oci::DescriptorToJson(*empty)},
+                   {"layers", Json::array({oci::DescriptorToJson(*doc)})},
+                   {"subject", oci::DescriptorToJson(bare)}};
+  auto bytes = oci::CanonicalJson(manifest);
+  if (!bytes.ok()) return bytes.error().Context(what);
+  auto desc = writer->WriteBlob(*bytes, oci::kMediaTypeManifest);
+  if (!desc.ok()) return desc.error().Context(what);
+  auto tagged = writer->SetTag(*desc, SbomTag(subject.digest));
+  if (!tagged.ok()) return tagged.error().Context(what);
+  return *desc;
+}
+
+Result<SbomOutputs> WriteSbom(const SbomInput& input, const std::string& layout_dir, const std::string& file_path) {
+  auto json = SpdxJson(input);
+  if (!json.ok()) return json.error();
+  SbomOutputs out;
+  out.path = file_path;
+  out.document = {
+      std::string(kMediaTypeSpdxJson), oci::Digest::Of(*json), static_cast<int64_t>(json->size()), {}, std::nullopt};
+  auto artifact = WriteSbomArtifact(layout_dir, input.manifest, *json);
+  if (!artifact.ok()) return artifact.error();
+  out.artifact = *artifact;
+  IMGTOOL_TRY(fs::WriteFileAtomic(file_path, *json));
+  return out;
+}
+
+}  // namespace imgtool::build

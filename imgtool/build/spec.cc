@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "build/fetch.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 
@@ -211,7 +212,11 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
     if (!src.ok()) return src.error();
     if (src->empty()) return Bad(where + ".src", "must not be empty");
     p.given = *src;
-    p.src = Absolute(dir, *src);
+    if (IsPackageUrl(*src)) {
+      p.url = *src;
+    } else {
+      p.src = Absolute(dir, *src);
+    }
     if (!j.contains("sha256")) return Bad(where + ".sha256", "required: a package is pinned by the sha256 of its file");
     auto d = GetSha256(j, "sha256", where, true);
     if (!d.ok()) return d.error();

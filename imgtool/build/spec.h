@@ -38,7 +38,8 @@ const char* PackageKindName(PackageKind k);  // "deb", "wheel", "installed-wheel
 
 struct PackageSpec {
   PackageKind kind = PackageKind::kDeb;
-  std::string src;        // deb, wheel: absolute path of the package file
+  std::string src;        // deb, wheel: absolute path of the package file (a URL's: set when fetched)
+  std::string url;        // deb, wheel: src when it is http://, https:// or file:// (build/fetch.h)
   std::string given;      // deb, wheel: src as written in the spec; installed: dist_info as written
   oci::Digest sha256;     // deb, wheel: required pin of the file's bytes
   std::string name;       // expected Package: / METADATA Name:

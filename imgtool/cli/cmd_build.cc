@@ -5,6 +5,9 @@
 #include <iostream>
 
 #include "build/builder.h"
+#include "build/fetch.h"
+#include "build/lock.h"
+#include "fs/atomic_file.h"
 #include "build/layer_cache.h"
 #include "cli/output.h"
 
@@ -22,6 +25,9 @@ struct BuildFlags {
   std::string record;
   std::string compression;
   std::string epoch;
+  std::string download_dir;
+  bool locked = false;
+  std::string lock_file;
 };
 
 Result<int64_t> EpochFrom(const std::string& flag) {
@@ -52,6 +58,10 @@ int RunBuild(const BuildFlags& f) {
   }
   o.cache_dir = f.no_cache ? "" : (f.cache_dir.empty() ? build::LayerCache::DefaultDir() : f.cache_dir);
   o.record_path = f.record;
+  o.download_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
+  if (f.locked || !f.lock_file.empty()) {
+    o.lock_path = f.lock_file.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.lock_file;
+  }
   if (!f.quiet) o.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
   auto r = build::Build(o);
   if (!r.ok()) return Fail(r.error());
@@ -71,6 +81,7 @@ int RunBuild(const BuildFlags& f) {
                {"config", r->config.digest.str()},
                {"layers", layers},
                {"record", r->record_path},
+               {"sbom", r->sbom_path},
                {"sourceDateEpoch", o.epoch}});
   } else {
     std::cout << r->output << "\n" << r->manifest.digest.str() << "\n";
@@ -91,7 +102,8 @@ void AddBuildCommand(CLI::App& app, Action& run) {
       "The same spec, inputs and SOURCE_DATE_EPOCH give the same digest on any machine,\n"
       "in any folder, under any umask, TZ or locale. The manifest digest is the last\n"
       "line on stdout; a build record (inputs and outputs by digest) is written to\n"
-      "OUTPUT.build.json. Unchanged layers come from a cache (--cache-dir).\n\n"
+      "OUTPUT.build.json. Unchanged layers come from a cache (--cache-dir); package URLs\n"
+      "(http, https, file) are fetched once into a download cache and checked against their sha256.\n\n"
       "Example:\n  imgtool build examples/golden/spec.json -o oci:out/golden:latest");
   cmd->add_option("spec", f->spec, "Build spec (JSON); relative paths in it resolve against its folder")
       ->required()
@@ -102,7 +114,13 @@ void AddBuildCommand(CLI::App& app, Action& run) {
   cmd->add_option("--compression", f->compression, "Layer compression: gzip (default), zstd or none; overrides the spec");
   cmd->add_option("--epoch", f->epoch, "Timestamp for every file and the config (default: $SOURCE_DATE_EPOCH, else 0)");
   cmd->add_option("--cache-dir", f->cache_dir, "Layer cache folder (default: $IMGTOOL_CACHE, $XDG_CACHE_HOME/imgtool or ~/.cache/imgtool)");
-  cmd->add_flag("--no-cache", f->no_cache, "Rebuild every layer from its sources");
+  cmd->add_flag("--no-cache", f->no_cache, "Rebuild every layer from its sources (downloads stay cached)");
+  cmd->add_option("--download-dir", f->download_dir,
+                  "Where package URLs are fetched to (default: $IMGTOOL_CACHE/downloads or ~/.cache/imgtool/downloads)");
+  cmd->add_flag("--locked", f->locked,
+                "Refuse to build, before writing anything, when any input differs from the lock file\n"
+                "(imgtool.lock.json beside the spec; write it with `imgtool lock SPEC`)");
+  cmd->add_option("--lock-file", f->lock_file, "The lock file for --locked (implies --locked)");
   cmd->add_option("--record", f->record, "Where to write the build record (default: OUTPUT.build.json)");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress on stderr");
   cmd->callback([f, &run] { run = [f] { return RunBuild(*f); }; });

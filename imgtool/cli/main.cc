@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "imgtool " IMGTOOL_VERSION);
   imgtool::cli::Action run;
   imgtool::cli::AddBuildCommand(app, run);
+  imgtool::cli::AddLockCommand(app, run);
   imgtool::cli::AddInspectCommands(app, run);
   imgtool::cli::AddVerifyCommand(app, run);
   imgtool::cli::AddDiffCommand(app, run);

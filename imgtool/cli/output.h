@@ -25,6 +25,7 @@ std::string HumanBytes(uint64_t n);
 Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts = {});
 
 void AddBuildCommand(CLI::App& app, Action& run);
+void AddLockCommand(CLI::App& app, Action& run);
 void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
 void AddVerifyCommand(CLI::App& app, Action& run);
 void AddDiffCommand(CLI::App& app, Action& run);

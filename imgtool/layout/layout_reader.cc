@@ -10,6 +10,15 @@ namespace imgtool::layout {
 
 namespace {
 
+// "sha256-<64 hex>.sbom" and friends: cosign's tag for an artifact about an image.
+bool IsReferrerTag(const std::string& tag) {
+  static const std::string kPrefix = "sha256-";
+  if (tag.rfind(kPrefix, 0) != 0 || tag.size() < kPrefix.size() + 64 + 2) return false;
+  if (tag.find_first_not_of("0123456789abcdef", kPrefix.size()) != kPrefix.size() + 64) return false;
+  std::string suffix = tag.substr(kPrefix.size() + 64);
+  return suffix == ".sbom" || suffix == ".sig" || suffix == ".att";
+}
+
 class LayoutLayer : public oci::Layer {
  public:
   LayoutLayer(std::string dir, oci::Descriptor desc, oci::Digest diff_id)
@@ -63,14 +72,21 @@ Result<oci::Descriptor> ResolveManifest(const std::string& dir, const std::strin
   const auto& ms = index->manifests;
   const std::string ref_key(oci::kAnnotationRefName);
   if (tag_or_digest.empty()) {
-    if (ms.size() == 1) return ms[0];
-    std::string tags;
+    // Artifacts that refer to an image (an SBOM, a signature) are not a second image:
+    // cosign's tags for them ("sha256-<hex>.sbom", ".sig", ".att") are left out here.
+    std::vector<const oci::Descriptor*> images;
     for (const auto& d : ms) {
       auto it = d.annotations.find(ref_key);
-      tags += (tags.empty() ? "" : ", ") + (it == d.annotations.end() ? d.digest.Short() : it->second);
+      if (it == d.annotations.end() || !IsReferrerTag(it->second)) images.push_back(&d);
+    }
+    if (images.size() == 1) return *images[0];
+    std::string tags;
+    for (const auto* d : images) {
+      auto it = d->annotations.find(ref_key);
+      tags += (tags.empty() ? "" : ", ") + (it == d->annotations.end() ? d->digest.Short() : it->second);
     }
     return MakeError(ErrorKind::kInvalidInput,
-                     dir + ": holds " + std::to_string(ms.size()) + " images; name one with :TAG (" + tags + ")");
+                     dir + ": holds " + std::to_string(images.size()) + " images; name one with :TAG (" + tags + ")");
   }
   for (const auto& d : ms) {
     auto it = d.annotations.find(ref_key);

@@ -1,5 +1,5 @@
 // The one canonical JSON writer. Every document imgtool hashes or signs (manifest,
-// index, config, build record, lock) is serialized exactly once, by CanonicalJson, and
+// index, config, build record) is serialized exactly once, by CanonicalJson, and
 // the digest is sha256 of those bytes. Documents read from elsewhere are never
 // re-serialized before hashing: raw bytes are the truth.
 //

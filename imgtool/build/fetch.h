@@ -1,0 +1,43 @@
+// Package URLs: a `deb` or `wheel` whose src is http://, https:// or file:// is fetched
+// with libcurl into a content-addressed download cache, DIR/sha256/<hex>, before it is
+// staged. The pin is checked while the bytes stream in; a download whose digest or size
+// is not the pinned one is discarded (nothing is left under the final name), and the
+// error names both digests. A file already in the cache is hashed again and used when
+// it still matches its pin; a damaged one is replaced by a fresh download.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "build/spec.h"
+#include "oci/digest.h"
+#include "oci/result.h"
+
+namespace imgtool::build {
+
+// http://, https:// or file:// (what `src` may be besides a path).
+bool IsPackageUrl(const std::string& src);
+
+struct FetchOptions {
+  std::string cache_dir;  // the download cache (created when missing)
+  // "fetching URL: 12.0 MB of 40.1 MB", about once a second; may be empty.
+  std::function<void(const std::string&)> progress;
+  uint64_t max_bytes = 16ull << 30;  // a server that sends more than this is refused
+};
+
+struct Fetched {
+  std::string path;  // the cached file
+  uint64_t size = 0;
+  bool cached = false;  // it was already there
+};
+
+// Returns the cached file for `url` pinned by `sha256`, downloading it when missing.
+Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, const FetchOptions& options);
+
+// Fetches every package of the spec whose src is a URL and points its `src` at the file.
+Status FetchPackageUrls(Spec& spec, const FetchOptions& options);
+
+// $IMGTOOL_CACHE/downloads (or $XDG_CACHE_HOME/imgtool/downloads, ~/.cache/imgtool/downloads).
+std::string DefaultDownloadDir();
+
+}  // namespace imgtool::build

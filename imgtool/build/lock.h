@@ -1,0 +1,58 @@
+// The lock file (imgtool.lock.json): every input of a build -- the base image, each
+// package (deb, wheel, installed wheel) and each file taken from a layer root -- with its
+// kind, name, version, sha256, size and source. `imgtool lock SPEC` writes it;
+// `imgtool build --locked` recomputes it before any output exists and refuses the build,
+// naming every input that differs, when anything moved. Keys are sorted and nothing
+// host-specific is recorded (sources are as the spec writes them), so locking the same
+// inputs from another folder or machine gives the same bytes.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "build/fetch.h"
+#include "build/plan.h"
+#include "build/spec.h"
+#include "oci/digest.h"
+#include "oci/result.h"
+
+namespace imgtool::build {
+
+struct LockInput {
+  std::string layer;    // the spec layer's name; "" for the base image
+  std::string kind;     // "base", "deb", "wheel", "installed-wheel", "file"
+  std::string name;     // package name; a file's in-image path ("/usr/bin/trainer"); "base"
+  std::string version;  // packages only
+  oci::Digest sha256;   // the file's; an installed wheel's RECORD; the base's manifest
+  uint64_t size = 0;
+  std::string source;   // URL or path as the spec writes it; a file's path under the layer root
+
+  friend bool operator==(const LockInput&, const LockInput&) = default;
+};
+
+struct Lock {
+  std::vector<LockInput> inputs;  // base, then each layer's packages (spec order) and files (path order)
+};
+
+std::string LockFileName();  // "imgtool.lock.json"
+
+// Content digests of a planned layer's file entries, index-aligned with its entries, when
+// already known (the layer cache has them); nullopt to hash the sources now.
+using KnownDigests = std::function<std::optional<std::vector<oci::Digest>>(size_t layer)>;
+
+Result<Lock> MakeLock(const Spec& spec, const std::vector<PlannedLayer>& plans, const KnownDigests& known = {});
+std::string LockJson(const Lock& lock);
+
+// `imgtool lock`: loads the spec, fetches its URLs, stages its packages (checking every
+// pin) and hashes its files.
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch);  // two-space indented, sorted keys, trailing newline
+Result<Lock> ParseLock(std::string_view text, const std::string& name);
+Result<Lock> ReadLock(const std::string& path);
+
+// Ok when equal; otherwise an integrity error listing each input that is new, gone or
+// different ("layer cuda: wheel nvidia-cudnn-cu13: sha256 locked sha256:.. now sha256:..").
+Status CompareLock(const Lock& locked, const Lock& now, const std::string& lock_name);
+
+}  // namespace imgtool::build
