@@ -38,15 +38,20 @@ class GlooComm : public Comm {
 
   Status AllGather(const float* in, float* out, size_t count) override {
     try {
-      // The algorithm binds its buffers once; the trainer gathers the same buffers each step.
-      if (!allgather_ || in != ag_in_ || out != ag_out_ || count != ag_count_) {
-        allgather_ = std::make_unique<gloo::AllgatherRing<float>>(ctx_, std::vector<const float*>{in}, out,
-                                                                  static_cast<int>(count));
-        ag_in_ = in;
-        ag_out_ = out;
-        ag_count_ = count;
+      // An algorithm binds its buffers once; the trainer gathers the same few buffers each
+      // step, so each set keeps its own. Every rank binds them in the same order (Gloo
+      // numbers the slots). In place, Gloo's first memcpy copies the slot onto itself.
+      Bound* bound = nullptr;
+      for (auto& b : allgathers_) {
+        if (b.in == in && b.out == out && b.count == count) bound = &b;
       }
-      allgather_->run();
+      if (bound == nullptr) {
+        allgathers_.push_back({in, out, count,
+                               std::make_unique<gloo::AllgatherRing<float>>(ctx_, std::vector<const float*>{in}, out,
+                                                                            static_cast<int>(count))});
+        bound = &allgathers_.back();
+      }
+      bound->algorithm->run();
     } catch (const std::exception& e) {
       return Lost("allgather", e);
     }
@@ -69,11 +74,15 @@ class GlooComm : public Comm {
                      std::string(op) + ": a peer failed or left the job (restart all tasks to resume): " + e.what());
   }
 
+  struct Bound {
+    const float* in;
+    float* out;
+    size_t count;
+    std::unique_ptr<gloo::AllgatherRing<float>> algorithm;
+  };
+
   std::shared_ptr<gloo::Context> ctx_;
-  std::unique_ptr<gloo::AllgatherRing<float>> allgather_;
-  const float* ag_in_ = nullptr;
-  float* ag_out_ = nullptr;
-  size_t ag_count_ = 0;
+  std::vector<Bound> allgathers_;
 };
 
 }  // namespace

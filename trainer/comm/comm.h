@@ -20,7 +20,8 @@ class Comm {
   virtual ~Comm() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // out (size, count) = every rank's in (count), in rank order.
+  // out (size, count) = every rank's in (count), in rank order. In place when in is
+  // out + rank * count (the rank's own slot), which saves a copy.
   virtual Status AllGather(const float* in, float* out, size_t count) = 0;
   // Root's bytes to every rank.
   virtual Status Broadcast(void* data, size_t bytes, int root) = 0;

@@ -1,8 +1,10 @@
 // The CPU reference ops. The two big matrix products (layer 1 forward and its weight
-// gradient) are register-blocked; each output still accumulates in the documented order,
-// so the blocked and plain paths give identical bits (ops_test checks that).
+// gradient, plain or summed over shards) are register-blocked; each output still
+// accumulates in the documented order, so the blocked and plain paths give identical bits
+// (ops_test and step_test check that).
 #include "cpu/ops.h"
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -70,6 +72,102 @@ inline void WeightGradTile(T* dw, const T* dout, const T* in, int i0, int o0, in
   }
 }
 
+// Deep enough for 2^31 shards: the stack holds at most one partial sum per tree level.
+constexpr int kMaxTreeDepth = 32;
+
+// The pairwise tree over shards 0, 1, 2, ... as a stack: after shard s, the partial sums
+// of the levels completed by s + 1 merge, earlier + later (as TreeSum adds). Those are as
+// many as s has trailing one bits. Returns how many to pop.
+inline int TreeMerges(int s) { return std::countr_one(static_cast<unsigned>(s)); }
+
+// GCC cannot see that the tree stacks below are only read where already written (a pop
+// follows a push); zeroing them would cost more than the tiles.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// dw rows [i0, i0 + Rows), columns [o0, o0 + 2*lanes) of linear_weight_grad_tree. Each
+// shard's tile accumulates as WeightGradTile does, then joins the tree. `dw` points at
+// row i0's output row. Always inlined: a call would leave the AVX2 clone for baseline code.
+template <typename T, int Rows>
+__attribute__((always_inline)) inline void WeightGradTreeTile(T* dw, const T* const* in, const T* dout,
+                                                              size_t dout_stride, int S, int N, int i0, int o0, int O) {
+  using V = Vec<T>;
+  struct Tile {
+    typename V::type v[Rows][2];
+  };
+  Tile stack[kMaxTreeDepth];
+  int depth = 0;
+  for (int s = 0; s < S; ++s) {
+    Tile acc = {};
+    const T* d = dout + static_cast<size_t>(s) * dout_stride;  // (N, O)
+    const T* const* x = in + static_cast<size_t>(s) * N;       // N rows of I
+    for (int n = 0; n < N; ++n) {
+      const T* dr = d + static_cast<size_t>(n) * O + o0;
+      typename V::type d0 = V::Load(dr), d1 = V::Load(dr + V::kLanes);
+      for (int r = 0; r < Rows; ++r) {
+        T xv = x[n][i0 + r];
+        acc.v[r][0] += xv * d0;
+        acc.v[r][1] += xv * d1;
+      }
+    }
+    for (int m = TreeMerges(s); m > 0; --m) {
+      --depth;
+      for (int r = 0; r < Rows; ++r) {
+        acc.v[r][0] = stack[depth].v[r][0] + acc.v[r][0];
+        acc.v[r][1] = stack[depth].v[r][1] + acc.v[r][1];
+      }
+    }
+    stack[depth++] = acc;
+  }
+  for (int r = 0; r < Rows; ++r) {
+    V::Store(dw + static_cast<size_t>(r) * O + o0, stack[0].v[r][0]);
+    V::Store(dw + static_cast<size_t>(r) * O + o0 + V::kLanes, stack[0].v[r][1]);
+  }
+}
+
+template <typename T>
+__attribute__((always_inline)) inline void LinearWeightGradTree(T* dw, const T* const* in, const T* dout,
+                                                                size_t dout_stride, int S, int N, int i_begin,
+                                                                int i_end, int O) {
+  int i = i_begin;
+  const int tile_cols = 2 * Vec<T>::kLanes;
+  auto row = [&](int ii) { return dw + static_cast<size_t>(ii - i_begin) * O; };
+  if (O % tile_cols == 0) {
+    for (; i + kTileRows <= i_end; i += kTileRows) {
+      for (int o0 = 0; o0 < O; o0 += tile_cols) {
+        WeightGradTreeTile<T, kTileRows>(row(i), in, dout, dout_stride, S, N, i, o0, O);
+      }
+    }
+    for (; i < i_end; ++i) {  // a slice that does not end on a whole tile
+      for (int o0 = 0; o0 < O; o0 += tile_cols) WeightGradTreeTile<T, 1>(row(i), in, dout, dout_stride, S, N, i, o0, O);
+    }
+  }
+  for (; i < i_end; ++i) {  // the plain loop, one output at a time (narrow layers)
+    for (int o = 0; o < O; ++o) {
+      T stack[kMaxTreeDepth];
+      int depth = 0;
+      for (int s = 0; s < S; ++s) {
+        T acc = 0;
+        const T* d = dout + static_cast<size_t>(s) * dout_stride;
+        for (int n = 0; n < N; ++n) acc += in[static_cast<size_t>(s) * N + n][i] * d[static_cast<size_t>(n) * O + o];
+        for (int m = TreeMerges(s); m > 0; --m) acc = stack[--depth] + acc;
+        stack[depth++] = acc;
+      }
+      row(i)[o] = stack[0];
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+template <typename T>
+inline void BiasGrad(T* db, const T* dout, int N, int O) {
+  for (int o = 0; o < O; ++o) db[o] = 0;
+  for (int n = 0; n < N; ++n) {
+    for (int o = 0; o < O; ++o) db[o] += dout[static_cast<size_t>(n) * O + o];
+  }
+}
+
 template <typename T>
 inline void LinearForward(T* out, const T* in, const T* w, const T* b, int N, int I, int O) {
   int n = 0;
@@ -109,10 +207,7 @@ inline void LinearBackward(T* din, T* dw, T* db, const T* dout, const T* in, con
       for (int o = 0; o < O; ++o) row[o] += x * dr[o];
     }
   }
-  for (int o = 0; o < O; ++o) db[o] = 0;
-  for (int n = 0; n < N; ++n) {
-    for (int o = 0; o < O; ++o) db[o] += dout[static_cast<size_t>(n) * O + o];
-  }
+  BiasGrad(db, dout, N, O);
   if (din == nullptr) return;
   for (int n = 0; n < N; ++n) {
     for (int k = 0; k < I; ++k) {
@@ -135,6 +230,11 @@ TRAINER_CLONES void LinearForwardF32(float* out, const float* in, const float* w
 TRAINER_CLONES void LinearBackwardF32(float* din, float* dw, float* db, const float* dout, const float* in,
                                       const float* w, int N, int I, int O) {
   LinearBackward(din, dw, db, dout, in, w, N, I, O);
+}
+
+TRAINER_CLONES void LinearWeightGradTreeF32(float* dw, const float* const* in, const float* dout, size_t dout_stride,
+                                            int S, int N, int i_begin, int i_end, int O) {
+  LinearWeightGradTree(dw, in, dout, dout_stride, S, N, i_begin, i_end, O);
 }
 
 TRAINER_CLONES void AdamUpdateF32(float* p, const float* g, float* m, float* v, int n, float alpha,
@@ -211,6 +311,16 @@ void linear_backward(float* din, float* dw, float* db, const float* dout, const 
 void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w,
                      int N, int I, int O) {
   LinearBackward(din, dw, db, dout, in, w, N, I, O);
+}
+void bias_grad(float* db, const float* dout, int N, int O) { BiasGrad(db, dout, N, O); }
+void bias_grad(double* db, const double* dout, int N, int O) { BiasGrad(db, dout, N, O); }
+void linear_weight_grad_tree(float* dw, const float* const* in_rows, const float* dout, size_t dout_stride, int shards,
+                             int N, int i_begin, int i_end, int O) {
+  LinearWeightGradTreeF32(dw, in_rows, dout, dout_stride, shards, N, i_begin, i_end, O);
+}
+void linear_weight_grad_tree(double* dw, const double* const* in_rows, const double* dout, size_t dout_stride,
+                             int shards, int N, int i_begin, int i_end, int O) {
+  LinearWeightGradTree(dw, in_rows, dout, dout_stride, shards, N, i_begin, i_end, O);
 }
 void relu_forward(float* out, const float* in, int n) { ReluForward(out, in, n); }
 void relu_forward(double* out, const double* in, int n) { ReluForward(out, in, n); }

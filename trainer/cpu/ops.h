@@ -29,6 +29,23 @@ void linear_backward(float* din, float* dw, float* db, const float* dout, const 
 void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w,
                      int N, int I, int O);
 
+// db (O) = sum over rows of dout (N, O), in row order from +0 (linear_backward's db).
+void bias_grad(float* db, const float* dout, int N, int O);
+void bias_grad(double* db, const double* dout, int N, int O);
+
+// The weight gradient of `shards` shards of N rows each, summed over the shards by the
+// pairwise tree of train/step.h, for the input rows [i_begin, i_end) only:
+//   dw (i_end - i_begin, O) = tree over s of in_s^T @ dout_s, restricted to those rows,
+// where in_s (N, I) row n is in_rows[s*N + n] (a pointer to I values; only columns
+// [i_begin, i_end) are read) and dout_s (N, O) starts at dout + s * dout_stride. Each
+// shard's element accumulates exactly as linear_backward's dw, so the result has the bits
+// of linear_backward per shard followed by TreeSum, without the S full-size blocks: the
+// tree runs on register tiles. shards must be a power of two.
+void linear_weight_grad_tree(float* dw, const float* const* in_rows, const float* dout, size_t dout_stride, int shards,
+                             int N, int i_begin, int i_end, int O);
+void linear_weight_grad_tree(double* dw, const double* const* in_rows, const double* dout, size_t dout_stride,
+                             int shards, int N, int i_begin, int i_end, int O);
+
 // out (n) = max(in, 0)
 void relu_forward(float* out, const float* in, int n);
 void relu_forward(double* out, const double* in, int n);

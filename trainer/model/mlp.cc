@@ -10,9 +10,11 @@ namespace {
 
 using L = MlpLayout;
 
+// Everything but dW1: dh1 (n, 128) and the gradients of b1, W2, b2 into rest (the
+// buffer's layout from kB1). dh1 may be ws.h1 (the pre-activation is dead by then).
 template <typename T>
-double ShardGradientImpl(const T* params, const T* x, const uint8_t* y, int n, const float* mask, double scale,
-                         T* grad, MlpWorkspace<T>& ws) {
+double ExceptW1Impl(const T* params, const T* x, const uint8_t* y, int n, const float* mask, double scale, T* dh1,
+                    T* rest, MlpWorkspace<T>& ws) {
   const T* w1 = params + L::kW1;  // (784, 128)
   const T* b1 = params + L::kB1;  // (128)
   const T* w2 = params + L::kW2;  // (128, 10)
@@ -31,12 +33,23 @@ double ShardGradientImpl(const T* params, const T* x, const uint8_t* y, int n, c
   double loss = cpu::softmax_xent(ws.dlogits.data(), ws.logits.data(), y, n, L::kOut, scale);  // dlogits (n, 10)
 
   // Backward.
-  cpu::linear_backward(ws.dd1.data(), grad + L::kW2, grad + L::kB2, ws.dlogits.data(), d1, w2, n, L::kHidden,
+  T* db1 = rest;                      // (128)
+  T* dw2 = rest + (L::kW2 - L::kB1);  // (128, 10)
+  T* db2 = rest + (L::kB2 - L::kB1);  // (10)
+  cpu::linear_backward(ws.dd1.data(), dw2, db2, ws.dlogits.data(), d1, w2, n, L::kHidden,
                        L::kOut);  // dd1 (n, 128), dW2 (128, 10), db2 (10)
   if (mask != nullptr) cpu::dropout_backward(ws.dd1.data(), ws.dd1.data(), mask, hn);  // da1 (n, 128)
-  cpu::relu_backward(ws.h1.data(), ws.dd1.data(), ws.a1.data(), hn);                   // dh1 (n, 128)
-  cpu::linear_backward(static_cast<T*>(nullptr), grad + L::kW1, grad + L::kB1, ws.h1.data(), x, w1, n, L::kIn,
-                       L::kHidden);  // dW1 (784, 128), db1 (128); no dx
+  cpu::relu_backward(dh1, ws.dd1.data(), ws.a1.data(), hn);                            // dh1 (n, 128)
+  cpu::bias_grad(db1, dh1, n, L::kHidden);                                             // db1 (128)
+  return loss;
+}
+
+template <typename T>
+double ShardGradientImpl(const T* params, const T* x, const uint8_t* y, int n, const float* mask, double scale,
+                         T* grad, MlpWorkspace<T>& ws) {
+  double loss = ExceptW1Impl(params, x, y, n, mask, scale, ws.h1.data(), grad + L::kB1, ws);
+  cpu::linear_backward(static_cast<T*>(nullptr), grad + L::kW1, grad + L::kB1, ws.h1.data(), x, params + L::kW1, n,
+                       L::kIn, L::kHidden);  // dW1 (784, 128), db1 (128) again, same bits; no dx
   return loss;
 }
 
@@ -83,6 +96,11 @@ double ShardGradient(const float* params, const float* x, const uint8_t* y, int 
 double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask,
                      double scale, double* grad, MlpWorkspace<double>& ws) {
   return ShardGradientImpl(params, x, y, n, mask, scale, grad, ws);
+}
+
+double ShardGradientExceptW1(const float* params, const float* x, const uint8_t* y, int n, const float* mask,
+                             double scale, float* dh1, float* rest_grad, MlpWorkspace<float>& ws) {
+  return ExceptW1Impl(params, x, y, n, mask, scale, dh1, rest_grad, ws);
 }
 
 void Predict(const float* params, const float* x, int n, float* logits, MlpWorkspace<float>& ws) {

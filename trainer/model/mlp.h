@@ -50,6 +50,14 @@ double ShardGradient(const float* params, const float* x, const uint8_t* y, int 
 double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask,
                      double scale, double* grad, MlpWorkspace<double>& ws);
 
+// The part of ShardGradient that does not need layer 1's weight gradient: writes dh1
+// (n, 128), the gradient at layer 1's pre-activation output, and the gradient of the
+// parameters from b1 on (b1, W2, b2: kCount - kB1 values, in the buffer's layout) into
+// rest_grad. dW1 is then x^T @ dh1 (cpu::linear_backward or linear_weight_grad_tree),
+// which lets data parallelism split dW1 by rows (train/step.h). Returns the loss sum.
+double ShardGradientExceptW1(const float* params, const float* x, const uint8_t* y, int n, const float* mask,
+                             double scale, float* dh1, float* rest_grad, MlpWorkspace<float>& ws);
+
 // Inference (no dropout): logits (n, 10) for x (n, 784).
 void Predict(const float* params, const float* x, int n, float* logits, MlpWorkspace<float>& ws);
 

@@ -10,6 +10,11 @@ namespace {
 
 bool PowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// Parameters from b1 on (b1, W2, b2): updated by every rank.
+constexpr int kRest = static_cast<int>(MlpLayout::kCount - MlpLayout::kB1);
+// W1 rows per thread task: 16 rows of dW1 (8 KB) stay in L1 for Adam.
+constexpr int kTaskRows = 16;
+
 }  // namespace
 
 Status ValidateStepShape(const StepShape& shape, int world_size) {
@@ -43,46 +48,101 @@ void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool
   });
 }
 
-GradientStep::GradientStep(const Split& train, StepShape shape, uint64_t seed, Comm& comm, ThreadPool& pool)
-    : train_(train), shape_(shape), seed_(seed), comm_(comm), pool_(pool) {
+RowSlice OwnedRows(int rank, int world) {
+  const int per = (MlpLayout::kIn + world - 1) / world;
+  const int begin = std::min(rank * per, MlpLayout::kIn);
+  return {begin, std::min(begin + per, MlpLayout::kIn)};
+}
+
+TrainStep::TrainStep(const Split& train, StepShape shape, uint64_t seed, const cpu::AdamConfig& adam, Comm& comm,
+                     ThreadPool& pool)
+    : train_(train), shape_(shape), seed_(seed), adam_(adam), comm_(comm), pool_(pool) {
   shard_size_ = shape.global_batch / shape.shards;
   local_shards_ = shape.shards / comm.size();
   first_shard_ = comm.rank() * local_shards_;
-  stride_ = (MlpLayout::kCount + 1 + 15) / 16 * 16;
-  local_.resize(static_cast<size_t>(local_shards_) * stride_);
-  gathered_.resize(static_cast<size_t>(comm.size()) * stride_);
+  rows_ = OwnedRows(comm.rank(), comm.size());
+  slice_rows_ = (MlpLayout::kIn + comm.size() - 1) / comm.size();
+  rest_offset_ = static_cast<size_t>(shard_size_) * MlpLayout::kHidden;
+  stride_ = (rest_offset_ + kRest + 1 + 15) / 16 * 16;
+  shards_.resize(static_cast<size_t>(shape.shards) * stride_);
+  in_rows_.resize(static_cast<size_t>(shape.global_batch));
+  if (slice_rows_ * comm.size() != MlpLayout::kIn) {
+    padded_.resize(static_cast<size_t>(comm.size()) * slice_rows_ * MlpLayout::kHidden);
+  }
   x_.resize(static_cast<size_t>(local_shards_) * shard_size_ * MlpLayout::kIn);
   y_.resize(static_cast<size_t>(local_shards_) * shard_size_);
   mask_.resize(static_cast<size_t>(local_shards_) * shard_size_ * MlpLayout::kHidden);
   for (int s = 0; s < local_shards_; ++s) ws_.push_back(std::make_unique<MlpWorkspace<float>>(shard_size_));
 }
 
-Status GradientStep::Run(const float* params, const std::vector<int32_t>& perm, int epoch, int step, float* grad,
-                         double* loss) {
-  const size_t P = MlpLayout::kCount;
-  const double scale = 1.0 / shape_.global_batch;  // mean over the global batch
+Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::vector<int32_t>& perm, int epoch,
+                      int step, int64_t t, double* loss) {
+  const int B = shape_.global_batch, S = shape_.shards, H = MlpLayout::kHidden;
+  const double scale = 1.0 / B;  // mean over the global batch
+  const size_t batch0 = static_cast<size_t>(step) * B;
+
+  // 1. This rank's shards, up to dh1, into their blocks of shards_.
   pool_.ParallelFor(local_shards_, [&](int ls) {
     const int shard = first_shard_ + ls;
     const int first = shard * shard_size_;  // position of the shard in the global batch
     float* x = x_.data() + static_cast<size_t>(ls) * shard_size_ * MlpLayout::kIn;  // (shard_size, 784)
     uint8_t* y = y_.data() + static_cast<size_t>(ls) * shard_size_;                 // (shard_size)
-    float* mask = mask_.data() + static_cast<size_t>(ls) * shard_size_ * MlpLayout::kHidden;  // (shard_size, 128)
+    float* mask = mask_.data() + static_cast<size_t>(ls) * shard_size_ * H;         // (shard_size, 128)
     for (int i = 0; i < shard_size_; ++i) {
-      size_t ex = static_cast<size_t>(perm[static_cast<size_t>(step) * shape_.global_batch + first + i]);
+      size_t ex = static_cast<size_t>(perm[batch0 + first + i]);
       std::memcpy(x + static_cast<size_t>(i) * MlpLayout::kIn, &train_.images[ex * MlpLayout::kIn],
                   MlpLayout::kIn * sizeof(float));
       y[i] = train_.labels[ex];
     }
-    cpu::dropout_mask(mask, shard_size_, MlpLayout::kHidden, kDropoutRate, seed_, epoch, step, first);
-    float* g = local_.data() + static_cast<size_t>(ls) * stride_;  // (stride): gradient, then the loss
-    double shard_loss = ShardGradient(params, x, y, shard_size_, mask, scale, g, *ws_[static_cast<size_t>(ls)]);
-    g[P] = static_cast<float>(shard_loss);
+    cpu::dropout_mask(mask, shard_size_, H, kDropoutRate, seed_, epoch, step, first);
+    float* block = shards_.data() + static_cast<size_t>(shard) * stride_;  // (stride)
+    double shard_loss = ShardGradientExceptW1(params, x, y, shard_size_, mask, scale, block, block + rest_offset_,
+                                              *ws_[static_cast<size_t>(ls)]);
+    block[rest_offset_ + kRest] = static_cast<float>(shard_loss);
   });
-  TreeSum(local_.data(), local_shards_, stride_, P + 1, pool_);
-  TRAINER_TRY(comm_.AllGather(local_.data(), gathered_.data(), stride_));
-  TreeSum(gathered_.data(), comm_.size(), stride_, P + 1, pool_);
-  std::memcpy(grad, gathered_.data(), P * sizeof(float));
-  *loss = static_cast<double>(gathered_[P]) / shape_.global_batch;
+
+  // 2. Every rank gets every shard's block (this rank's are already in their slots).
+  const size_t local_floats = static_cast<size_t>(local_shards_) * stride_;
+  TRAINER_TRY(comm_.AllGather(shards_.data() + comm_.rank() * local_floats, shards_.data(), local_floats));
+
+  // 3. The small gradients and the loss, summed into shard 0's block.
+  float* rest = shards_.data() + rest_offset_;  // (kRest + 1): grads of b1, W2, b2, then the loss sum
+  TreeSum(rest, S, stride_, kRest + 1, pool_);
+
+  // 4 and 5. This rank's rows of dW1 over all shards, and Adam on them while they are in L1.
+  for (int j = 0; j < B; ++j) {
+    in_rows_[static_cast<size_t>(j)] = &train_.images[static_cast<size_t>(perm[batch0 + j]) * MlpLayout::kIn];
+  }
+  const int tasks = (rows_.end - rows_.begin + kTaskRows - 1) / kTaskRows;
+  pool_.ParallelFor(tasks, [&](int task) {
+    const int lo = rows_.begin + task * kTaskRows, hi = std::min(lo + kTaskRows, rows_.end);
+    float dw[kTaskRows * MlpLayout::kHidden];  // (hi - lo, 128)
+    cpu::linear_weight_grad_tree(dw, in_rows_.data(), shards_.data(), stride_, S, shard_size_, lo, hi, H);
+    const size_t at = MlpLayout::kW1 + static_cast<size_t>(lo) * H;
+    cpu::adam_update(params + at, dw, adam_m + at, adam_v + at, (hi - lo) * H, adam_, t);
+  });
+  cpu::adam_update(params + MlpLayout::kB1, rest, adam_m + MlpLayout::kB1, adam_v + MlpLayout::kB1, kRest, adam_, t);
+  *loss = static_cast<double>(rest[kRest]) / B;
+  return GatherRows(params);
+}
+
+Status TrainStep::GatherMoments(float* adam_m, float* adam_v) {
+  TRAINER_TRY(GatherRows(adam_m));
+  return GatherRows(adam_v);
+}
+
+Status TrainStep::GatherRows(float* buffer) {
+  if (comm_.size() == 1) return Status::Ok();
+  const size_t H = MlpLayout::kHidden, count = static_cast<size_t>(slice_rows_) * H;
+  float* w1 = buffer + MlpLayout::kW1;  // (784, 128)
+  if (padded_.empty()) {                // W*R == 784: the slices tile W1 exactly, gather in place
+    return comm_.AllGather(w1 + static_cast<size_t>(rows_.begin) * H, w1, count);
+  }
+  // Equal counts: the last slices are short or empty. Rows [0, 784) of padded_ are still W1.
+  float* own = padded_.data() + static_cast<size_t>(comm_.rank()) * count;
+  std::memcpy(own, w1 + static_cast<size_t>(rows_.begin) * H, (rows_.end - rows_.begin) * H * sizeof(float));
+  TRAINER_TRY(comm_.AllGather(own, padded_.data(), count));
+  std::memcpy(w1, padded_.data(), size_t{MlpLayout::kIn} * H * sizeof(float));
   return Status::Ok();
 }
 

@@ -57,10 +57,13 @@ Eval Evaluate(const float* params, const Split& test, ThreadPool& pool) {
   return e;
 }
 
-// The chief restores (or not) and every rank receives the same state.
+// The chief restores (or not) and every rank receives the same state, and the chief's
+// checkpoint interval (-1: it writes none): gathering the Adam moments for a checkpoint
+// is a collective, so every rank must know when the chief writes one.
 Status RestoreAndShare(const TrainConfig& cfg, const RunShape& shape, Comm& comm, TrainState* state,
-                       TrainObserver& observer, int64_t* resumed_from) {
-  int64_t header[4] = {0, 0, 0, 0};  // found (1), failed (-1) or fresh (0); step; epoch; step_in_epoch
+                       TrainObserver& observer, int64_t* resumed_from, int64_t* checkpoint_every) {
+  // found (1), failed (-1) or fresh (0); step; epoch; step_in_epoch; checkpoint interval
+  int64_t header[5] = {0, 0, 0, 0, cfg.checkpoint_dir.empty() ? -1 : cfg.checkpoint_every};
   Error failure;
   if (comm.rank() == 0 && !cfg.checkpoint_dir.empty()) {
     auto r = RestoreLatest(cfg.checkpoint_dir, shape, cfg.seed);
@@ -80,6 +83,7 @@ Status RestoreAndShare(const TrainConfig& cfg, const RunShape& shape, Comm& comm
     }
   }
   TRAINER_TRY(comm.Broadcast(header, sizeof(header), 0));
+  *checkpoint_every = header[4];
   if (header[0] == -1) {
     if (comm.rank() == 0) return failure;
     return MakeError(ErrorKind::kInvalidInput, "the chief could not restore its checkpoint (see its log)");
@@ -118,7 +122,8 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
   state.adam_v.assign(MlpLayout::kCount, 0.0f);
   InitParams(state.params.data(), cfg.seed);
   TrainSummary sum;
-  TRAINER_TRY(RestoreAndShare(cfg, run_shape, comm, &state, observer, &sum.resumed_from_step));
+  int64_t checkpoint_every = -1;
+  TRAINER_TRY(RestoreAndShare(cfg, run_shape, comm, &state, observer, &sum.resumed_from_step, &checkpoint_every));
 
   std::unique_ptr<EventWriter> events;
   if (chief && !cfg.logdir.empty()) {
@@ -127,10 +132,9 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
     events = std::move(*w);
   }
   ThreadPool pool(cfg.threads);
-  GradientStep gradient(data.train, shape, cfg.seed, comm, pool);
-  std::vector<float> grad(MlpLayout::kCount);  // (kCount)
   cpu::AdamConfig adam;
   adam.lr = cfg.lr;
+  TrainStep train_step(data.train, shape, cfg.seed, adam, comm, pool);
 
   std::vector<int32_t> perm;
   int perm_epoch = -1;
@@ -138,7 +142,10 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
   int interval_steps = 0;
   bool evaluated_last = false;
   auto checkpoint = [&]() -> Status {
-    if (!chief || cfg.checkpoint_dir.empty()) return Status::Ok();
+    if (checkpoint_every < 0) return Status::Ok();
+    // Each rank's W1 moments are current only on its own rows (train/step.h).
+    TRAINER_TRY(train_step.GatherMoments(state.adam_m.data(), state.adam_v.data()));
+    if (!chief) return Status::Ok();
     return WriteCheckpoint(cfg.checkpoint_dir, state, run_shape, cfg.checkpoint_keep);
   };
   auto evaluate = [&](int epoch) -> Status {
@@ -159,9 +166,8 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
       perm_epoch = state.epoch;
     }
     auto t0 = Clock::now();
-    TRAINER_TRY(gradient.Run(state.params.data(), perm, state.epoch, state.step_in_epoch, grad.data(), &loss));
-    cpu::adam_update(state.params.data(), grad.data(), state.adam_m.data(), state.adam_v.data(),
-                     static_cast<int>(MlpLayout::kCount), adam, state.step + 1);
+    TRAINER_TRY(train_step.Run(state.params.data(), state.adam_m.data(), state.adam_v.data(), perm, state.epoch,
+                               state.step_in_epoch, state.step + 1, &loss));
     double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     sum.train_seconds += dt;
     interval_seconds += dt;
@@ -189,7 +195,7 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
       if (chief) TRAINER_TRY(evaluate(state.epoch - 1));
       evaluated_last = true;
       TRAINER_TRY(checkpoint());
-    } else if (cfg.checkpoint_every > 0 && state.step % cfg.checkpoint_every == 0) {
+    } else if (checkpoint_every > 0 && state.step % checkpoint_every == 0) {
       TRAINER_TRY(checkpoint());
     }
     if (cfg.throttle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(cfg.throttle_ms));
