@@ -7,8 +7,14 @@
 #     -f dockerfiles/golden.Dockerfile -t golden .
 # Differences from imgtool: no /var/lib/dpkg records (dpkg-query sees nothing), no
 # dist-info RECORD check of each wheel file, and not bit-for-bit reproducible (see
-# README.md). Pin the debian:12 stage by digest in a real pipeline.
-FROM debian:12 AS unpack
+# README.md).
+# The unpack stage is pinned by digest (imgtool lint requires it). This digest was taken
+# from public pins of debian:12 and not checked against the registry here (no network):
+# re-pin before relying on it, with the digest of the image you trust:
+#   skopeo inspect --format '{{.Digest}}' docker://docker.io/library/debian:12
+#   docker buildx build --build-arg DEBIAN_12=debian:12@sha256:<that digest> ...
+ARG DEBIAN_12=debian:12@sha256:8a8cd02c5912770b4980228a54d4aff9e4f986f1eb2525d2d371dec5232cefcc
+FROM ${DEBIAN_12} AS unpack
 COPY --from=golden debs/ /in/debs/
 COPY --from=golden wheels/ /in/wheels/
 COPY --from=golden bin/trainer /in/trainer

@@ -1,10 +1,15 @@
-// imgtool verify REF: check every blob's size and sha256, media types and diff_ids.
+// imgtool verify REF: check every blob's size and sha256, media types and diff_ids;
+// with --key / --trusted-keys also that a trusted key signed this digest (and with
+// --attestation, attested it).
 #include <iostream>
+#include <optional>
 
 #include "check/verify.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "remote/transfer.h"
+#include "sign/dsse.h"
+#include "sign/verify_signatures.h"
 
 namespace imgtool::cli {
 
@@ -14,7 +19,75 @@ struct VerifyFlags {
   std::string ref;
   bool json = false;
   RemoteFlags remote;
+  std::vector<std::string> keys;  // --key, repeatable
+  std::string trusted_dir;        // --trusted-keys: every *.pub in it
+  bool attestation = false;
+  std::string predicate_type;  // --type for --attestation; empty: any
 };
+
+oci::Json VerdictJson(const sign::SignatureVerdict& v) {
+  oci::Json results = oci::Json::array();
+  for (const auto& c : v.signatures) {
+    results.push_back({{"layer", c.layer.str()},
+                       {"ok", c.ok},
+                       {"key", c.key},
+                       {"reason", c.reason},
+                       {"dockerReference", c.docker_reference}});
+  }
+  return {{"verified", v.verified}, {"reason", v.reason}, {"keys", v.verified_keys}, {"results", results}};
+}
+
+void PrintVerdict(const char* what, const sign::SignatureVerdict& v) {
+  for (const auto& c : v.signatures) {
+    std::cout << what << " " << c.layer.str() << ": " << (c.ok ? "verified by " + c.key : "DENIED: " + c.reason)
+              << "\n";
+  }
+}
+
+// Signatures (and attestations) of the image the blob check verified, by its digest,
+// so a tag that moves between the two checks cannot mix two images.
+struct SignatureOutcome {
+  std::optional<sign::SignatureVerdict> signatures, attestations;
+  std::string denied;  // first cause, empty when everything asked for verified
+};
+Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const layout::Reference& ref,
+                                         const oci::Digest& digest) {
+  SignatureOutcome out;
+  std::vector<std::string> keys = f.keys;
+  if (!f.trusted_dir.empty()) {
+    auto in_dir = sign::PublicKeysIn(f.trusted_dir);
+    if (!in_dir.ok()) return in_dir.error().Context("--trusted-keys");
+    keys.insert(keys.end(), in_dir->begin(), in_dir->end());
+  }
+  if (keys.empty()) return out;
+  layout::Reference pinned = ref;
+  if (ref.transport == layout::Transport::kDocker) {
+    pinned.digest = digest.str();
+  }
+  auto opts = ToRegistryOptions(f.remote);
+  auto sigs = sign::VerifyImageSignatures(pinned, keys, opts);
+  if (!sigs.ok()) return sigs.error();
+  out.signatures = *sigs;
+  if (!sigs->verified) out.denied = "signature check: " + sigs->reason;
+  if (f.attestation) {
+    std::string type;
+    if (!f.predicate_type.empty()) {
+      auto t = sign::PredicateTypeFor(f.predicate_type);
+      if (!t.ok()) return t.error();
+      type = *t;
+    }
+    auto atts = sign::VerifyImageAttestations(pinned, keys, type, opts);
+    if (!atts.ok()) return atts.error();
+    out.attestations = *atts;
+    if (!atts->verified && out.denied.empty()) out.denied = "attestation check: " + atts->reason;
+  }
+  for (const auto* v : {&out.signatures, &out.attestations}) {
+    if (*v && (*v)->image != digest && out.denied.empty()) {
+      out.denied = "signatures were checked against " + (*v)->image.str() + ", not " + digest.str();
+    }
+  }
+  return out;
+}
 
 int RunVerify(const VerifyFlags& f) {
   auto ref = layout::ParseReference(f.ref);
@@ -45,37 +118,63 @@ int RunVerify(const VerifyFlags& f) {
   }
   auto report = check::VerifyLayoutImage(dir, tag);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
+  if (f.attestation && f.keys.empty() && f.trusted_dir.empty()) {
+    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key or --trusted-keys"));
+  }
+  auto sigs = CheckSignatures(f, *ref, report->manifest);
+  if (!sigs.ok()) return Fail(sigs.error().Context(f.ref));
   if (f.json) {
     oci::Json problems = oci::Json::array();
     for (const auto& p : report->problems) problems.push_back({{"blob", p.blob}, {"problem", p.what}});
-    PrintJson({{"reference", f.ref},
-               {"digest", report->manifest.str()},
-               {"ok", report->ok()},
-               {"blobsChecked", report->blobs_checked},
-               {"bytesChecked", report->bytes_checked},
-               {"problems", problems}});
+    oci::Json out = {{"reference", f.ref},
+                     {"digest", report->manifest.str()},
+                     {"ok", report->ok() && sigs->denied.empty()},
+                     {"blobsChecked", report->blobs_checked},
+                     {"bytesChecked", report->bytes_checked},
+                     {"problems", problems}};
+    if (sigs->signatures) out["signatures"] = VerdictJson(*sigs->signatures);
+    if (sigs->attestations) out["attestations"] = VerdictJson(*sigs->attestations);
+    if (!sigs->denied.empty()) out["denied"] = sigs->denied;
+    PrintJson(out);
   } else {
     for (const auto& p : report->problems) std::cout << "FAILED " << p.blob << ": " << p.what << "\n";
+    if (sigs->signatures) PrintVerdict("SIGNATURE", *sigs->signatures);
+    if (sigs->attestations) PrintVerdict("ATTESTATION", *sigs->attestations);
     std::cout << (report->ok() ? "OK " : "FAILED ") << f.ref << " " << report->manifest.str() << ": "
               << report->blobs_checked << " blobs, " << HumanBytes(report->bytes_checked) << " checked, "
               << report->problems.size() << " problems\n";
   }
-  return report->ok() ? 0 : ExitCodeFor(ErrorKind::kIntegrity);
+  if (!report->ok()) return ExitCodeFor(ErrorKind::kIntegrity);
+  if (!sigs->denied.empty()) {
+    if (f.json) return ExitCodeFor(ErrorKind::kDenied);
+    return Fail(MakeError(ErrorKind::kDenied, f.ref + " " + report->manifest.str() + ": " + sigs->denied));
+  }
+  return 0;
 }
 
 }  // namespace
 
 void AddVerifyCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<VerifyFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "verify",
-      "Check an image end to end, trusting nothing: index -> manifest -> config ->\n"
-      "layers; every blob's size and sha256, media types, and each layer's diff_id\n"
-      "against its decompressed content. Every problem is named; exit 4 if any.");
+  CLI::App* cmd =
+      app.add_subcommand("verify",
+                         "Check an image end to end, trusting nothing: index -> manifest -> config ->\n"
+                         "layers; every blob's size and sha256, media types, and each layer's diff_id\n"
+                         "against its decompressed content. Every problem is named; exit 4 if any.\n"
+                         "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
+                         "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
+                         "--attestation checks the in-toto attestations at sha256-<hex>.att the same way.\n\n"
+                         "Examples:\n  imgtool verify oci:out/golden:latest\n"
+                         "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
+                         "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest");
   cmd->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]")
       ->required();
   AddRemoteFlags(cmd, f->remote);
   cmd->add_flag("--json", f->json, "Print a JSON report");
+  cmd->add_option("--key", f->keys, "Trusted cosign public key (PEM); repeatable");
+  cmd->add_option("--trusted-keys", f->trusted_dir, "Folder of trusted *.pub keys (e.g. signatures/trusted)");
+  cmd->add_flag("--attestation", f->attestation, "Also require a trusted in-toto attestation (sha256-<hex>.att)");
+  cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });
 }
 

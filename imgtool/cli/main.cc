@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   imgtool::cli::AddDiffCommand(app, run);
   imgtool::cli::AddCopyCommands(app, run);
   imgtool::cli::AddLoginCommands(app, run);
+  imgtool::cli::AddSignCommands(app, run);
+  imgtool::cli::AddPolicyCommands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

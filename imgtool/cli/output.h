@@ -31,5 +31,7 @@ void AddVerifyCommand(CLI::App& app, Action& run);
 void AddDiffCommand(CLI::App& app, Action& run);
 void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve, tags
 void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
+void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
+void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
 
 }  // namespace imgtool::cli

@@ -1,0 +1,191 @@
+// imgtool policy check --policy P REF... : open each image -> gather the facts the
+// policy's rules need -> evaluate (pure) -> a table (or --json). Exit 0 when every rule
+// passes for every image, 5 when any fails, 2 for a bad policy.
+// imgtool lint Dockerfile [--policy P] : parse -> lint -> file:line findings; exit 0
+// clean, 5 findings, 2 unreadable or unparsable input.
+#include <iomanip>
+#include <iostream>
+
+#include "cli/output.h"
+#include "cli/remote_flags.h"
+#include "fs/atomic_file.h"
+#include "policy/evaluate.h"
+#include "policy/gather.h"
+#include "policy/lint.h"
+#include "policy/pinned.h"
+#include "sign/verify_signatures.h"
+
+namespace imgtool::cli {
+
+namespace {
+
+constexpr int kExitDenied = 5;
+constexpr int kExitInvalid = 2;
+
+// signedBy: cosign signatures checked by imgtool/sign against the policy's keys. Any
+// error (unreadable key, unreachable registry) is a failure of the rule, never a pass.
+policy::SignatureVerifier SignatureChecker(const remote::RegistryOptions& options) {
+  return [options](const std::string& reference, const std::vector<std::string>& keys) -> policy::SignatureFacts {
+    auto pinned = policy::ParsePinnedReference(reference);
+    if (!pinned.ok()) return {false, {pinned.error().message}};
+    auto verdict = sign::VerifyImageSignatures(pinned->ref, keys, options);
+    if (!verdict.ok()) return {false, {verdict.error().message}};
+    if (!verdict->verified) return {false, {verdict->reason}};
+    std::string by;
+    for (const auto& k : verdict->verified_keys) by += (by.empty() ? "" : ", ") + fs::BaseName(k);
+    return {true, {"verified by " + by}};
+  };
+}
+
+struct CheckFlags {
+  std::string policy;
+  std::vector<std::string> refs;
+  bool json = false;
+  RemoteFlags remote;
+};
+
+Result<layout::OpenedImage> Open(const std::string& ref, const RemoteFlags& remote) {
+  if (ref.rfind("docker://", 0) == 0) return OpenRef(ref, ToRegistryOptions(remote));
+  return policy::OpenLocal(ref);  // also oci:DIR@sha256:...
+}
+
+void PrintTable(const std::vector<policy::ImageDecision>& ds) {
+  size_t wi = 5, wr = 4;
+  for (const auto& d : ds) {
+    wi = std::max(wi, d.reference.size());
+    for (const auto& r : d.rules) wr = std::max(wr, r.rule.size());
+  }
+  std::cout << std::left << std::setw(static_cast<int>(wi)) << "IMAGE"
+            << "  " << std::setw(static_cast<int>(wr)) << "RULE"
+            << "  RESULT  REASON\n";
+  int failed = 0, total = 0;
+  for (const auto& d : ds) {
+    for (const auto& r : d.rules) {
+      ++total;
+      failed += r.pass ? 0 : 1;
+      std::cout << std::setw(static_cast<int>(wi)) << d.reference << "  " << std::setw(static_cast<int>(wr)) << r.rule
+                << "  " << (r.pass ? "pass  " : "FAIL  ") << "  " << r.reason << "\n";
+    }
+  }
+  std::cout << ds.size() << " image(s), " << total << " rule check(s), " << failed
+            << " failed: " << (failed == 0 && total > 0 ? "OK" : "FAILED") << "\n";
+}
+
+int RunCheck(const CheckFlags& f) {
+  auto pol = policy::LoadPolicy(f.policy);
+  if (!pol.ok()) {
+    Fail(pol.error());
+    return kExitInvalid;
+  }
+  if (pol->RuleNames().empty()) {
+    Fail(MakeError(ErrorKind::kInvalidInput, f.policy + ": $.rules: no image rules (nothing to check)"));
+    return kExitInvalid;
+  }
+  std::vector<policy::ImageDecision> decisions;
+  bool all = true;
+  for (const auto& ref : f.refs) {
+    auto facts = policy::GatherFacts(ref, Open(ref, f.remote), *pol, SignatureChecker(ToRegistryOptions(f.remote)));
+    decisions.push_back(policy::Evaluate(*pol, facts));
+    all = all && decisions.back().pass;
+  }
+  if (f.json) {
+    oci::Json images = oci::Json::array();
+    for (const auto& d : decisions) {
+      oci::Json rules = oci::Json::array();
+      for (const auto& r : d.rules) rules.push_back({{"rule", r.rule}, {"pass", r.pass}, {"reason", r.reason}});
+      images.push_back({{"reference", d.reference}, {"digest", d.digest}, {"pass", d.pass}, {"rules", rules}});
+    }
+    PrintJson({{"policy", f.policy}, {"pass", all}, {"images", images}});
+  } else {
+    PrintTable(decisions);
+  }
+  return all ? 0 : kExitDenied;
+}
+
+struct LintFlags {
+  std::string dockerfile;
+  std::string policy;
+  std::vector<std::string> build_args;
+  bool json = false;
+};
+
+int RunLint(const LintFlags& f) {
+  policy::LintOptions o;
+  if (!f.policy.empty()) {
+    auto pol = policy::LoadPolicy(f.policy);
+    if (!pol.ok()) {
+      Fail(pol.error());
+      return kExitInvalid;
+    }
+    o.rules = pol->dockerfile;
+  }
+  for (const auto& a : f.build_args) {
+    auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      Fail(MakeError(ErrorKind::kInvalidInput, "--build-arg '" + a + "': want NAME=VALUE"));
+      return kExitInvalid;
+    }
+    o.build_args[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  auto text = fs::ReadSmallFile(f.dockerfile, 4 << 20);
+  if (!text.ok()) {
+    Fail(text.error().Context(f.dockerfile));
+    return kExitInvalid;
+  }
+  auto df = policy::ParseDockerfile(*text, f.dockerfile);
+  if (!df.ok()) {
+    Fail(df.error());
+    return kExitInvalid;
+  }
+  auto findings = policy::LintDockerfile(*df, o);
+  if (f.json) {
+    oci::Json out = oci::Json::array();
+    for (const auto& x : findings) {
+      out.push_back({{"file", f.dockerfile}, {"line", x.line}, {"rule", x.rule}, {"message", x.message}});
+    }
+    PrintJson({{"file", f.dockerfile}, {"pass", findings.empty()}, {"findings", out}});
+  } else {
+    for (const auto& x : findings)
+      std::cout << f.dockerfile << ":" << x.line << ": " << x.rule << ": " << x.message << "\n";
+    std::cout << f.dockerfile << ": " << findings.size() << " finding(s): " << (findings.empty() ? "OK" : "FAILED")
+              << "\n";
+  }
+  return findings.empty() ? 0 : kExitDenied;
+}
+
+}  // namespace
+
+void AddPolicyCommands(CLI::App& app, Action& run) {
+  CLI::App* pol = app.add_subcommand("policy", "Check images against a policy (policies/*.json).");
+  pol->require_subcommand(1);
+  auto c = std::make_shared<CheckFlags>();
+  CLI::App* check =
+      pol->add_subcommand("check",
+                          "Evaluate every rule of a policy on each image: open -> gather facts -> decide.\n"
+                          "Prints IMAGE / RULE / RESULT / REASON. Exit 0 when all pass, 5 when any rule fails\n"
+                          "(an image that cannot be read fails its rules), 2 for a bad policy.\n\n"
+                          "Example:\n  imgtool policy check --policy policies/golden.json oci:out/golden@sha256:...");
+  check->add_option("--policy", c->policy, "Policy file (JSON, see policies/README.md)")->required();
+  check
+      ->add_option("refs", c->refs,
+                   "oci:DIR[:TAG|@DIGEST], oci-archive:FILE[:TAG|@DIGEST], docker://HOST/REPO[:TAG|@DIGEST]")
+      ->required();
+  check->add_flag("--json", c->json, "Print a JSON object");
+  AddRemoteFlags(check, c->remote);
+  check->callback([c, &run] { run = [c] { return RunCheck(*c); }; });
+
+  auto l = std::make_shared<LintFlags>();
+  CLI::App* lint =
+      app.add_subcommand("lint",
+                         "Lint a Dockerfile: FROM pinned by digest, never latest, a numeric non-root final USER,\n"
+                         "ADD of a URL with --checksum. Checks are on unless the policy's \"dockerfile\" section\n"
+                         "turns one off. Exit 0 clean, 5 findings, 2 unreadable input or bad policy.\n\n"
+                         "Example:\n  imgtool lint dockerfiles/golden.Dockerfile --policy policies/golden.json");
+  lint->add_option("dockerfile", l->dockerfile, "The Dockerfile")->required();
+  lint->add_option("--policy", l->policy, "Policy file whose \"dockerfile\" section configures the checks");
+  lint->add_option("--build-arg", l->build_args, "NAME=VALUE over an ARG default (for FROM substitution)");
+  lint->add_flag("--json", l->json, "Print a JSON object");
+  lint->callback([l, &run] { run = [l] { return RunLint(*l); }; });
+}
+
+}  // namespace imgtool::cli

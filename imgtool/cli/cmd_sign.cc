@@ -1,0 +1,231 @@
+// imgtool keygen / sign / attest: cosign-compatible keys, signatures and attestations.
+// Each verb is one pipeline: key file -> payload about the image's digest -> signature
+// -> a layer appended to the image at sha256-<hex>.sig (.att) in the same layout or
+// registry repository (sign/store.h). Verification is `imgtool verify --key`.
+#include <sys/stat.h>
+
+#include <cctype>
+#include <iostream>
+
+#include "cli/output.h"
+#include "cli/remote_flags.h"
+#include "fs/atomic_file.h"
+#include "sign/base64.h"
+#include "sign/dsse.h"
+#include "sign/keys.h"
+#include "sign/password.h"
+#include "sign/payload.h"
+#include "sign/signature_image.h"
+#include "sign/store.h"
+
+namespace imgtool::cli {
+
+namespace {
+
+struct KeygenFlags {
+  std::string prefix = "cosign";
+};
+
+Status WriteNew(const std::string& path, const std::string& contents, mode_t mode) {
+  if (fs::Exists(path)) {
+    return MakeError(ErrorKind::kInvalidInput, path + ": exists; remove it or choose another --output-key-prefix");
+  }
+  fs::AtomicFile f;
+  IMGTOOL_TRY(f.Open(path));
+  // The private key is never readable by others, not even for the moment before rename.
+  if (chmod(f.temp_path().c_str(), mode) != 0) return MakeError(ErrorKind::kInternal, path + ": chmod failed");
+  IMGTOOL_TRY(f.Write(contents));
+  return f.Commit();
+}
+
+int RunKeygen(const KeygenFlags& f) {
+  std::string priv_path = f.prefix + ".key", pub_path = f.prefix + ".pub";
+  for (const auto& p : {priv_path, pub_path}) {
+    if (fs::Exists(p))
+      return Fail(MakeError(ErrorKind::kInvalidInput, p + ": exists; remove it or choose another --output-key-prefix"));
+  }
+  auto password = sign::ReadPassword("Enter password for private key: ", true);
+  if (!password.ok()) return Fail(password.error());
+  auto key = sign::GenerateP256Key();
+  if (!key.ok()) return Fail(key.error());
+  auto priv = sign::EncryptedPrivateKeyPem(*key, *password);
+  if (!priv.ok()) return Fail(priv.error());
+  auto pub = sign::PublicKeyPem(*key);
+  if (!pub.ok()) return Fail(pub.error());
+  if (auto st = WriteNew(priv_path, *priv, 0600); !st.ok()) return Fail(st.error());
+  if (auto st = WriteNew(pub_path, *pub, 0644); !st.ok()) return Fail(st.error());
+  std::cerr << "Private key written to " << priv_path << "\nPublic key written to " << pub_path << "\n";
+  return 0;
+}
+
+// Flags sign and attest share.
+struct SignFlags {
+  std::string ref;
+  std::string key;
+  std::string identity;
+  std::vector<std::string> annotations;  // k=v
+  std::string predicate;                 // attest
+  std::string type = "spdxjson";         // attest
+  RemoteFlags remote;
+  bool json = false;
+};
+
+Result<sign::Pkey> LoadSigningKey(const std::string& path) {
+  auto pem = fs::ReadSmallFile(path, 64 << 10);
+  if (!pem.ok()) return pem.error();
+  auto password = sign::ReadPassword("Enter password for private key " + path + ": ", false);
+  if (!password.ok()) return password.error();
+  return sign::ParseEncryptedPrivateKeyPem(*pem, *password, path);
+}
+
+// The store and key both verbs start from; fails before asking for a password when
+// the image cannot be found.
+struct Prepared {
+  sign::SignatureStore store;
+  sign::Pkey key;
+  sign::TrustedKey self;  // our public half, for finding a signature we already made
+  std::string identity;
+};
+Result<Prepared> Prepare(const SignFlags& f) {
+  auto ref = layout::ParseReference(f.ref);
+  if (!ref.ok()) return ref.error();
+  auto store = sign::SignatureStore::Open(*ref, ToRegistryOptions(f.remote));
+  if (!store.ok()) return store.error();
+  auto key = LoadSigningKey(f.key);
+  if (!key.ok()) return key.error();
+  std::string identity = f.identity.empty() ? store->identity() : f.identity;
+  return Prepared{*store, *key, {f.key, *key}, identity};
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+int Report(const SignFlags& f, const Prepared& p, const char* suffix, bool appended, const std::string& verb) {
+  std::string tag = sign::ArtifactTag(p.store.image(), suffix);
+  if (f.json) {
+    PrintJson({{"reference", f.ref},
+               {"digest", p.store.image().str()},
+               {"identity", p.identity},
+               {"tag", tag},
+               {"appended", appended}});
+  } else {
+    std::cout << (appended ? verb + " " : "Already " + Lower(verb) + " by this key: ") << f.ref << " "
+              << p.store.image().str() << " -> " << tag << "\n";
+  }
+  return 0;
+}
+
+int RunSign(const SignFlags& f) {
+  std::map<std::string, std::string> annotations;
+  for (const auto& a : f.annotations) {
+    size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail(MakeError(ErrorKind::kInvalidInput, "-a " + a + ": want KEY=VALUE"));
+    }
+    annotations[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  auto p = Prepare(f);
+  if (!p.ok()) return Fail(p.error());
+  auto payload = sign::SimpleSigningPayload(p->identity, p->store.image(), annotations);
+  if (!payload.ok()) return Fail(payload.error());
+  auto sig = sign::SignSha256(p->key, *payload);
+  if (!sig.ok()) return Fail(sig.error());
+  sign::SignatureLayer layer{{std::string(sign::kSimpleSigningMediaType),
+                              oci::Digest::Of(*payload),
+                              static_cast<int64_t>(payload->size()),
+                              {{std::string(sign::kSignatureAnnotation), sign::Base64Encode(*sig)}},
+                              std::nullopt},
+                             *payload};
+  // ECDSA signatures differ every time: "the same" is the same payload under our key.
+  auto same = [&](const sign::SignatureLayer& l) {
+    return l.payload == *payload && sign::VerifySignatures({l}, p->store.image(), {p->self}).ok;
+  };
+  auto appended = p->store.Append(sign::kSignatureSuffix, layer, same);
+  if (!appended.ok()) return Fail(appended.error().Context(f.ref));
+  return Report(f, *p, ".sig", *appended, "Signed");
+}
+
+int RunAttest(const SignFlags& f) {
+  auto type = sign::PredicateTypeFor(f.type);
+  if (!type.ok()) return Fail(type.error());
+  auto predicate = fs::ReadSmallFile(f.predicate);
+  if (!predicate.ok()) return Fail(predicate.error().Context("--predicate"));
+  auto p = Prepare(f);
+  if (!p.ok()) return Fail(p.error());
+  auto statement = sign::InTotoStatement(p->identity, p->store.image(), *type, *predicate);
+  if (!statement.ok()) return Fail(statement.error().Context(f.predicate));
+  auto sig = sign::SignSha256(p->key, sign::Pae(sign::kInTotoPayloadType, *statement));
+  if (!sig.ok()) return Fail(sig.error());
+  std::string envelope = sign::DsseEnvelope(sign::kInTotoPayloadType, *statement, *sig);
+  // cosign writes the signature annotation empty for attestations: it is in the envelope.
+  sign::SignatureLayer layer{
+      {std::string(sign::kDsseMediaType),
+       oci::Digest::Of(envelope),
+       static_cast<int64_t>(envelope.size()),
+       {{std::string(sign::kSignatureAnnotation), ""}, {std::string(sign::kPredicateTypeAnnotation), *type}},
+       std::nullopt},
+      envelope};
+  auto same = [&](const sign::SignatureLayer& l) {
+    auto inner = sign::EnvelopePayload(l.payload);
+    return inner.ok() && *inner == *statement && sign::VerifyAttestations({l}, p->store.image(), {p->self}).ok;
+  };
+  auto appended = p->store.Append(sign::kAttestationSuffix, layer, same);
+  if (!appended.ok()) return Fail(appended.error().Context(f.ref));
+  return Report(f, *p, ".att", *appended, "Attested");
+}
+
+void AddSignLike(CLI::App& app, Action& run, bool attest) {
+  auto f = std::make_shared<SignFlags>();
+  CLI::App* cmd =
+      attest
+          ? app.add_subcommand(
+                "attest",
+                "Sign a predicate (e.g. the SBOM `imgtool build` writes) about an image, as `cosign attest`\n"
+                "does: an in-toto Statement v0.1 in a DSSE envelope, appended at tag sha256-<hex>.att.\n"
+                "Pipeline: predicate -> statement about the digest -> DSSE signature -> .att image.\n\n"
+                "Example:\n  COSIGN_PASSWORD=... imgtool attest --key cosign.key --predicate "
+                "out/golden.spdx.json --type spdxjson oci:out/golden:latest")
+          : app.add_subcommand("sign",
+                               "Sign an image as `cosign sign --key` does: cosign's simple-signing payload naming the\n"
+                               "image's digest, ECDSA P-256/SHA-256, appended as a layer of the image at tag\n"
+                               "sha256-<hex>.sig beside it (same layout, or same registry repository). Signing again\n"
+                               "with the same key and annotations changes nothing.\n"
+                               "Pipeline: key -> payload (digest) -> signature -> .sig image.\n"
+                               "The password comes from $COSIGN_PASSWORD, else a prompt.\n\n"
+                               "Examples:\n  imgtool sign --key cosign.key oci:out/golden:latest\n"
+                               "  imgtool sign --key cosign.key -a ci=1 docker://registry.example:5000/golden:v1");
+  cmd->add_option("ref", f->ref, "oci:DIR:TAG or docker://HOST/REPO[:TAG|@DIGEST]")->required();
+  cmd->add_option("--key", f->key, "cosign private key (ENCRYPTED SIGSTORE/COSIGN PRIVATE KEY PEM)")->required();
+  cmd->add_option("--identity", f->identity,
+                  "docker-reference written in the payload (default: HOST/REPO for docker://, the layout "
+                  "folder's name for oci:)");
+  if (attest) {
+    cmd->add_option("--predicate", f->predicate, "JSON file to attest (an SPDX document for spdxjson)")->required();
+    cmd->add_option("--type", f->type, "spdxjson, custom, or a predicate type URI")->default_str("spdxjson");
+  } else {
+    cmd->add_option("-a,--annotation", f->annotations, "KEY=VALUE for the payload's optional section (repeatable)");
+  }
+  AddRemoteFlags(cmd, f->remote);
+  cmd->add_flag("--json", f->json, "Print a JSON object");
+  cmd->callback([f, &run, attest] { run = [f, attest] { return attest ? RunAttest(*f) : RunSign(*f); }; });
+}
+
+}  // namespace
+
+void AddSignCommands(CLI::App& app, Action& run) {
+  auto kf = std::make_shared<KeygenFlags>();
+  CLI::App* keygen =
+      app.add_subcommand("keygen",
+                         "Write an ECDSA P-256 key pair in cosign's formats: PREFIX.pub (PEM PUBLIC KEY) and\n"
+                         "PREFIX.key (ENCRYPTED SIGSTORE PRIVATE KEY: scrypt + nacl/secretbox, mode 0600).\n"
+                         "The password comes from $COSIGN_PASSWORD, else a prompt (asked twice).\n\n"
+                         "Example:\n  imgtool keygen --output-key-prefix ci   # ci.key, ci.pub");
+  keygen->add_option("--output-key-prefix", kf->prefix, "Files PREFIX.key and PREFIX.pub")->default_str("cosign");
+  keygen->callback([kf, &run] { run = [kf] { return RunKeygen(*kf); }; });
+  AddSignLike(app, run, false);
+  AddSignLike(app, run, true);
+}
+
+}  // namespace imgtool::cli

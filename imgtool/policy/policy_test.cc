@@ -1,0 +1,85 @@
+#include "policy/policy.h"
+
+#include <gtest/gtest.h>
+
+#include "policy/pinned.h"
+
+namespace imgtool::policy {
+namespace {
+
+std::string ErrorOf(const std::string& text) {
+  auto p = ParsePolicy(text, "/etc/pol", "p.json");
+  EXPECT_FALSE(p.ok());
+  if (p.ok()) return "";
+  EXPECT_EQ(p.error().kind, ErrorKind::kInvalidInput);
+  return p.error().message;
+}
+
+TEST(Policy, ParsesEveryRule) {
+  auto p = ParsePolicy(R"({"policyVersion":1,"rules":{
+    "nonRoot":{},"digestPinned":{},"signedBy":{"keys":["keys/a.pub","/abs/b.pub"]},
+    "allowedStacks":{"stacks":[{"cuda":"13.0.96","cudnn":"9.19.0","nccl":"2.28.9"}]},
+    "requiredLabels":{"labels":["org.opencontainers.image.source"]},
+    "baseImages":{"allow":["sha256:)" +
+                           std::string(64, 'a') + R"("],"allowScratch":true},
+    "noSetuid":{},"maxSize":{"bytes":100,"uncompressedBytes":200}},
+    "dockerfile":{"noLatest":false}})",
+                       "/etc/pol", "p.json");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->RuleNames(), (std::vector<std::string>{"nonRoot", "digestPinned", "signedBy", "allowedStacks",
+                                                      "requiredLabels", "baseImages", "noSetuid", "maxSize"}));
+  EXPECT_EQ(p->signed_by->keys, (std::vector<std::string>{"/etc/pol/keys/a.pub", "/abs/b.pub"}));
+  EXPECT_EQ(p->allowed_stacks->stacks[0].at("nccl"), "2.28.9");
+  EXPECT_EQ(*p->max_size->uncompressed_bytes, 200u);
+  EXPECT_FALSE(p->dockerfile.no_latest);
+  EXPECT_TRUE(p->dockerfile.from_digest);
+}
+
+TEST(Policy, UnknownRuleOrFieldNamesThePath) {
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"nonRot":{}}})"),
+            "p.json: $.rules.nonRot: unknown rule (known: nonRoot, digestPinned, signedBy, allowedStacks, "
+            "requiredLabels, baseImages, noSetuid, maxSize)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"nonRoot":{"strict":true}}})"),
+            "p.json: $.rules.nonRoot.strict: unknown field (known: )");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"maxSize":{"byte":1}}})"),
+            "p.json: $.rules.maxSize.byte: unknown field (known: bytes, uncompressedBytes)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"allowedStacks":{"stacks":[{"cuda":"1","cudaa":"2"}]}}})"),
+            "p.json: $.rules.allowedStacks.stacks[0].cudaa: unknown field (known: cuda, cublas, cudnn, nccl, driver)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rule":{}})"),
+            "p.json: $.rule: unknown field (known: policyVersion, description, rules, dockerfile)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"dockerfile":{"fromDigest":"yes"}})"),
+            "p.json: $.dockerfile.fromDigest: want true or false");
+}
+
+TEST(Policy, MalformedOrEmptyIsAnError) {
+  EXPECT_EQ(ErrorOf("{").rfind("p.json: malformed JSON at byte ", 0), 0u);
+  EXPECT_EQ(ErrorOf(R"({"rules":{}})"), "p.json: $.policyVersion: required (1)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":2,"rules":{}})"), "p.json: $.policyVersion: unsupported version 2 (want 1)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"keys":[]}}})"),
+            "p.json: $.rules.signedBy.keys: must not be empty");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"baseImages":{"allow":["sha256:12"]}}})")
+                .rfind("p.json: $.rules.baseImages.allow[0]: ", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"maxSize":{"bytes":-1}}})"),
+            "p.json: $.rules.maxSize.bytes: want a non-negative integer (bytes)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1})"), "p.json: $: has neither \"rules\" nor \"dockerfile\"");
+}
+
+TEST(Pinned, LocalDigestFormIsSplitOff) {
+  const std::string d = "sha256:" + std::string(64, 'b');
+  auto p = ParsePinnedReference("oci:/x/lay@" + d);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->ref.path, "/x/lay");
+  EXPECT_EQ(p->ref.tag, d);
+  EXPECT_EQ(p->digest, d);
+  auto t = ParsePinnedReference("oci:/x/lay:v1");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->digest, "");
+  auto r = ParsePinnedReference("docker://reg.example/app@" + d);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->digest, d);
+  EXPECT_FALSE(ParsePinnedReference("oci:/x/lay:v1@" + d).ok());
+}
+
+}  // namespace
+}  // namespace imgtool::policy

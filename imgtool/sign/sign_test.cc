@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include "sign/base64.h"
+#include "sign/dsse.h"
+#include "sign/encrypted_key.h"
+#include "sign/keys.h"
+#include "sign/payload.h"
+#include "sign/verify.h"
+
+namespace imgtool::sign {
+namespace {
+
+const oci::Digest kImage = oci::Digest::Of("image manifest");
+const oci::Digest kOther = oci::Digest::Of("another manifest");
+// Cheap scrypt for tests; files name their parameters, so loading follows them.
+const ScryptParams kFast{1024, 8, 1};
+
+Pkey NewKey() {
+  auto k = GenerateP256Key();
+  EXPECT_TRUE(k.ok());
+  return *k;
+}
+
+SignatureLayer Signed(const Pkey& key, const std::string& payload) {
+  auto sig = SignSha256(key, payload);
+  EXPECT_TRUE(sig.ok());
+  oci::Descriptor d{std::string(kSimpleSigningMediaType),
+                    oci::Digest::Of(payload),
+                    static_cast<int64_t>(payload.size()),
+                    {{std::string(kSignatureAnnotation), Base64Encode(*sig)}},
+                    std::nullopt};
+  return {d, payload};
+}
+
+std::string PayloadFor(const oci::Digest& d) { return *SimpleSigningPayload("127.0.0.1:5000/team/img", d); }
+
+TEST(Payload, ByteForByteAsCosign) {
+  oci::Digest d = *oci::Digest::Parse("sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(
+      *SimpleSigningPayload("127.0.0.1:5000/team/img", d),
+      R"({"critical":{"identity":{"docker-reference":"127.0.0.1:5000/team/img"},"image":{"docker-manifest-digest":"sha256:)" +
+          std::string(64, 'a') + R"("},"type":"cosign container image signature"},"optional":null})");
+  // Annotations: sorted keys, Go's HTML-safe escaping.
+  EXPECT_EQ(
+      *SimpleSigningPayload("r", d, {{"z", "1"}, {"a", "<b>&\"q\""}}),
+      R"({"critical":{"identity":{"docker-reference":"r"},"image":{"docker-manifest-digest":"sha256:)" +
+          std::string(64, 'a') +
+          R"("},"type":"cosign container image signature"},"optional":{"a":"\u003cb\u003e\u0026\"q\"","z":"1"}})");
+  EXPECT_FALSE(SimpleSigningPayload("r", d, {{"k", "a\nb"}}).ok());
+}
+
+TEST(Payload, ParsesClaims) {
+  auto c = ParseSimpleSigningPayload(*SimpleSigningPayload("h/r", kImage, {{"k", "v"}}), "p");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->type, kSimpleSigningType);
+  EXPECT_EQ(c->docker_reference, "h/r");
+  EXPECT_EQ(c->manifest_digest, kImage.str());
+  EXPECT_EQ(c->annotations.at("k"), "v");
+  EXPECT_FALSE(ParseSimpleSigningPayload(R"({"critical":{},"critical":{}})", "p").ok());
+}
+
+TEST(Keys, EncryptedPemRoundTrip) {
+  Pkey key = NewKey();
+  auto pem = EncryptedPrivateKeyPem(key, "pw", kFast);
+  ASSERT_TRUE(pem.ok());
+  EXPECT_EQ(pem->rfind("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n", 0), 0u);
+  auto back = ParseEncryptedPrivateKeyPem(*pem, "pw", "k");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  auto pub = ParsePublicKeyPem(*PublicKeyPem(key), "pub");
+  ASSERT_TRUE(pub.ok());
+  auto sig = SignSha256(*back, "msg");
+  ASSERT_TRUE(sig.ok());
+  EXPECT_TRUE(VerifySha256(*pub, "msg", *sig));
+  EXPECT_FALSE(VerifySha256(*pub, "msg!", *sig));
+  // The older PEM type cosign wrote loads too.
+  std::string old = *pem;
+  for (std::string from : {"SIGSTORE"}) {
+    size_t pos = 0;
+    while ((pos = old.find(from, pos)) != std::string::npos) old.replace(pos, from.size(), "COSIGN");
+  }
+  EXPECT_TRUE(ParseEncryptedPrivateKeyPem(old, "pw", "k").ok());
+}
+
+TEST(Keys, WrongPasswordIsDenied) {
+  auto pem = EncryptedPrivateKeyPem(NewKey(), "right", kFast);
+  auto k = ParseEncryptedPrivateKeyPem(*pem, "wrong", "cosign.key");
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.error().kind, ErrorKind::kDenied);
+  EXPECT_EQ(k.error().message, "cosign.key: wrong password (or the key file was altered)");
+}
+
+TEST(Keys, EnvelopeFieldsAsCosign) {
+  auto sealed = SealWithPassword("secret", "pw", kFast);
+  auto j = oci::ParseJson(*sealed, "k");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["kdf"]["name"], "scrypt");
+  EXPECT_EQ((*j)["kdf"]["params"]["N"], 1024);
+  EXPECT_EQ(Base64Decode((*j)["kdf"]["salt"].get<std::string>(), "s")->size(), 32u);
+  EXPECT_EQ((*j)["cipher"]["name"], "nacl/secretbox");
+  EXPECT_EQ(Base64Decode((*j)["cipher"]["nonce"].get<std::string>(), "n")->size(), 24u);
+  EXPECT_EQ(*OpenWithPassword(*sealed, "pw", "k"), "secret");
+  // A hostile file cannot ask for gigabytes of scrypt memory.
+  std::string huge = *sealed;
+  huge.replace(huge.find("1024"), 4, "1073741824");
+  EXPECT_EQ(OpenWithPassword(huge, "pw", "k").error().kind, ErrorKind::kInvalidInput);
+}
+
+TEST(Verify, AcceptsATrustedSignatureOverThisImage) {
+  Pkey key = NewKey();
+  Decision d = VerifySignatures({Signed(key, PayloadFor(kImage))}, kImage, {{"a.pub", key}});
+  EXPECT_TRUE(d.ok) << d.reason;
+  EXPECT_EQ(d.verified_keys, std::vector<std::string>{"a.pub"});
+  EXPECT_EQ(d.signatures.at(0).docker_reference, "127.0.0.1:5000/team/img");
+}
+
+TEST(Verify, EachCauseHasItsOwnReason) {
+  Pkey key = NewKey(), other = NewKey();
+  std::vector<TrustedKey> trusted{{"a.pub", key}};
+  SignatureLayer good = Signed(key, PayloadFor(kImage));
+
+  SignatureLayer changed_payload = good;
+  changed_payload.payload[10] = 'X';
+  EXPECT_EQ(VerifySignatures({changed_payload}, kImage, trusted).reason.rfind("payload altered after signing", 0), 0u);
+
+  SignatureLayer changed_sig = good;
+  changed_sig.descriptor.annotations[std::string(kSignatureAnnotation)] = "MEUCIQ==";
+  EXPECT_EQ(VerifySignatures({changed_sig}, kImage, trusted).reason,
+            "signature malformed: the annotation is not a base64 DER ECDSA signature");
+
+  EXPECT_EQ(VerifySignatures({Signed(other, PayloadFor(kImage))}, kImage, trusted).reason,
+            "signature does not verify with any trusted key (tried: a.pub)");
+
+  Decision moved = VerifySignatures({good}, kOther, trusted);
+  EXPECT_FALSE(moved.ok);
+  EXPECT_EQ(moved.reason.rfind("payload signs " + kImage.str() + ", not this image " + kOther.str(), 0), 0u);
+
+  EXPECT_EQ(VerifySignatures({}, kImage, trusted).reason,
+            "no signatures for " + kImage.str() + " (sha256-" + kImage.hex() + ".sig is missing or empty)");
+
+  std::string wrong_type = PayloadFor(kImage);
+  wrong_type.replace(wrong_type.find("cosign container image signature"), 6, "atomic");
+  EXPECT_EQ(VerifySignatures({Signed(key, wrong_type)}, kImage, trusted).reason.rfind("payload type is", 0), 0u);
+}
+
+TEST(Verify, OneGoodSignatureAmongBadOnesIsEnough) {
+  Pkey key = NewKey(), other = NewKey();
+  Decision d =
+      VerifySignatures({Signed(other, PayloadFor(kImage)), Signed(key, PayloadFor(kImage))}, kImage, {{"a.pub", key}});
+  EXPECT_TRUE(d.ok);
+  EXPECT_FALSE(d.signatures[0].ok);
+  EXPECT_TRUE(d.signatures[1].ok);
+}
+
+SignatureLayer Attestation(const Pkey& key, const oci::Digest& subject) {
+  std::string statement =
+      *InTotoStatement("h/r", subject, "https://spdx.dev/Document", R"({"spdxVersion":"SPDX-2.3"})");
+  std::string envelope =
+      DsseEnvelope(kInTotoPayloadType, statement, *SignSha256(key, Pae(kInTotoPayloadType, statement)));
+  oci::Descriptor d{
+      std::string(kDsseMediaType), oci::Digest::Of(envelope), static_cast<int64_t>(envelope.size()), {}, std::nullopt};
+  return {d, envelope};
+}
+
+TEST(Attest, PaeAndStatement) {
+  EXPECT_EQ(Pae("t", "body"), "DSSEv1 1 t 4 body");
+  auto s = InTotoStatement("h/r", kImage, "https://spdx.dev/Document", "{\"a\": 1}\n");
+  EXPECT_EQ(
+      *s,
+      R"({"_type":"https://in-toto.io/Statement/v0.1","predicateType":"https://spdx.dev/Document","subject":[{"name":"h/r","digest":{"sha256":")" +
+          kImage.hex() + R"("}}],"predicate":{"a":1}})");
+}
+
+TEST(Attest, VerifiesKeySubjectAndType) {
+  Pkey key = NewKey(), other = NewKey();
+  std::vector<TrustedKey> trusted{{"a.pub", key}};
+  EXPECT_TRUE(VerifyAttestations({Attestation(key, kImage)}, kImage, trusted, "https://spdx.dev/Document").ok);
+  EXPECT_FALSE(VerifyAttestations({Attestation(other, kImage)}, kImage, trusted).ok);
+  EXPECT_EQ(VerifyAttestations({Attestation(key, kOther)}, kImage, trusted).reason.rfind("no subject names", 0), 0u);
+  EXPECT_EQ(
+      VerifyAttestations({Attestation(key, kImage)}, kImage, trusted, "https://x").reason.rfind("predicateType", 0),
+      0u);
+}
+
+}  // namespace
+}  // namespace imgtool::sign
