@@ -12,8 +12,7 @@
 #include "policy/evaluate.h"
 #include "policy/gather.h"
 #include "policy/lint.h"
-#include "policy/pinned.h"
-#include "sign/verify_signatures.h"
+#include "policy/registry_image.h"
 
 namespace imgtool::cli {
 
@@ -22,21 +21,6 @@ namespace {
 constexpr int kExitDenied = 5;
 constexpr int kExitInvalid = 2;
 
-// signedBy: cosign signatures checked by imgtool/sign against the policy's keys. Any
-// error (unreadable key, unreachable registry) is a failure of the rule, never a pass.
-policy::SignatureVerifier SignatureChecker(const remote::RegistryOptions& options) {
-  return [options](const std::string& reference, const std::vector<std::string>& keys) -> policy::SignatureFacts {
-    auto pinned = policy::ParsePinnedReference(reference);
-    if (!pinned.ok()) return {false, {pinned.error().message}};
-    auto verdict = sign::VerifyImageSignatures(pinned->ref, keys, options);
-    if (!verdict.ok()) return {false, {verdict.error().message}};
-    if (!verdict->verified) return {false, {verdict->reason}};
-    std::string by;
-    for (const auto& k : verdict->verified_keys) by += (by.empty() ? "" : ", ") + fs::BaseName(k);
-    return {true, {"verified by " + by}};
-  };
-}
-
 struct CheckFlags {
   std::string policy;
   std::vector<std::string> refs;
@@ -44,9 +28,11 @@ struct CheckFlags {
   RemoteFlags remote;
 };
 
-Result<layout::OpenedImage> Open(const std::string& ref, const RemoteFlags& remote) {
-  if (ref.rfind("docker://", 0) == 0) return OpenRef(ref, ToRegistryOptions(remote));
-  return policy::OpenLocal(ref);  // also oci:DIR@sha256:...
+Result<layout::OpenedImage> Open(const std::string& ref, const RemoteFlags& remote, const policy::Policy& pol) {
+  if (ref.rfind("docker://", 0) != 0) return policy::OpenLocal(ref);  // also oci:DIR@sha256:...
+  auto parsed = layout::ParseReference(ref);
+  if (!parsed.ok()) return parsed.error();
+  return policy::OpenRegistryImage(*parsed, ToRegistryOptions(remote), pol);
 }
 
 void PrintTable(const std::vector<policy::ImageDecision>& ds) {
@@ -84,7 +70,8 @@ int RunCheck(const CheckFlags& f) {
   std::vector<policy::ImageDecision> decisions;
   bool all = true;
   for (const auto& ref : f.refs) {
-    auto facts = policy::GatherFacts(ref, Open(ref, f.remote), *pol, SignatureChecker(ToRegistryOptions(f.remote)));
+    auto facts = policy::GatherFacts(ref, Open(ref, f.remote, *pol), *pol,
+                                     policy::RegistrySignatureVerifier(ToRegistryOptions(f.remote)));
     decisions.push_back(policy::Evaluate(*pol, facts));
     all = all && decisions.back().pass;
   }

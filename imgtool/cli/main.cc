@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   imgtool::cli::AddLoginCommands(app, run);
   imgtool::cli::AddSignCommands(app, run);
   imgtool::cli::AddPolicyCommands(app, run);
+  imgtool::cli::AddAdmissionCommands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,5 +33,6 @@ void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve
 void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
 void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
+void AddAdmissionCommands(CLI::App& app, Action& run);  // admission serve
 
 }  // namespace imgtool::cli

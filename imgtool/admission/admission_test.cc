@@ -1,0 +1,329 @@
+// The pure admission logic: images out of every pod-spec kind, the answer's shape, fail
+// closed on bad input and on checker errors, JSONPatch for the mutating mode; the TTL
+// cache with a fake clock; --listen parsing.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <stdexcept>
+
+#include "admission/cache.h"
+#include "admission/decide.h"
+#include "admission/review.h"
+#include "admission/server.h"
+#include "sign/base64.h"
+
+namespace imgtool::admission {
+namespace {
+
+using oci::Json;
+
+Json Container(const std::string& name, const std::string& image) { return {{"name", name}, {"image", image}}; }
+
+Json PodSpec() {
+  return {{"initContainers", {Container("setup", "reg:5000/init:v1")}},
+          {"containers", {Container("app", "reg:5000/app@sha256:" + std::string(64, 'a')), Container("side", "side")}}};
+}
+
+Json Review(const std::string& kind, const Json& object, const std::string& uid = "u-1") {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", uid},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", kind}}},
+            {"operation", "CREATE"},
+            {"namespace", "ns"},
+            {"name", "x"},
+            {"object", object}}}};
+}
+
+policy::ImageDecision Decision(const std::string& image, bool pass, const std::string& digest = "") {
+  policy::ImageDecision d;
+  d.reference = image;
+  d.digest = digest;
+  d.pass = pass;
+  d.rules.push_back({"nonRoot", pass, pass ? "uid 10001" : "config User '0:0' is uid 0 (root)"});
+  return d;
+}
+
+// An ImageChecker over a map: image -> pass; records what it was asked.
+struct FakeChecker {
+  std::map<std::string, bool> pass;
+  std::vector<std::pair<std::string, bool>> asked;
+  ImageChecker fn() {
+    return [this](const std::string& image, bool pin) -> Result<policy::ImageDecision> {
+      asked.emplace_back(image, pin);
+      auto it = pass.find(image);
+      if (it == pass.end()) return MakeError(ErrorKind::kTransport, "registry down");
+      return Decision(image, it->second, "sha256:" + std::string(64, 'b'));
+    };
+  }
+};
+
+Json Body(const Answer& a) { return Json::parse(a.body); }
+
+TEST(Extract, PodListsInitContainersAndEphemeral) {
+  Json spec = PodSpec();
+  spec["ephemeralContainers"] = {Container("debug", "busybox:1.36")};
+  auto images = ExtractImages("Pod", {{"spec", spec}});
+  ASSERT_TRUE(images.ok()) << images.error().message;
+  ASSERT_EQ(images->size(), 4u);
+  EXPECT_EQ((*images)[0].image, "reg:5000/init:v1");
+  EXPECT_EQ((*images)[0].pointer, "/spec/initContainers/0/image");
+  EXPECT_EQ((*images)[0].where, "initContainers[0] (setup)");
+  EXPECT_EQ((*images)[2].pointer, "/spec/containers/1/image");
+  EXPECT_EQ((*images)[3].pointer, "/spec/ephemeralContainers/0/image");
+}
+
+TEST(Extract, TemplatesOfEveryWorkloadKind) {
+  Json tmpl = {{"spec", {{"template", {{"spec", PodSpec()}}}}}};
+  for (const char* kind : {"Deployment", "Job", "StatefulSet", "ReplicaSet", "DaemonSet"}) {
+    auto images = ExtractImages(kind, tmpl);
+    ASSERT_TRUE(images.ok()) << kind << ": " << images.error().message;
+    ASSERT_EQ(images->size(), 3u) << kind;
+    EXPECT_EQ((*images)[1].pointer, "/spec/template/spec/containers/0/image") << kind;
+  }
+  Json cron = {{"spec", {{"jobTemplate", tmpl}}}};
+  auto images = ExtractImages("CronJob", cron);
+  ASSERT_TRUE(images.ok()) << images.error().message;
+  EXPECT_EQ((*images)[0].pointer, "/spec/jobTemplate/spec/template/spec/initContainers/0/image");
+}
+
+TEST(Extract, RefusesOtherKindsAndBadShapes) {
+  auto cm = ExtractImages("ConfigMap", {{"data", {}}});
+  ASSERT_FALSE(cm.ok());
+  EXPECT_EQ(cm.error().message, "AdmissionReview: $.request.kind.kind: 'ConfigMap' has no pod spec this webhook checks");
+  auto nospec = ExtractImages("Deployment", {{"spec", {{"replicas", 1}}}});
+  ASSERT_FALSE(nospec.ok());
+  EXPECT_EQ(nospec.error().message, "AdmissionReview: $.request.object/spec/template/spec: missing pod spec");
+  auto noimage = ExtractImages("Pod", {{"spec", {{"containers", {{{"name", "a"}}}}}}});
+  ASSERT_FALSE(noimage.ok());
+  EXPECT_EQ(noimage.error().message, "AdmissionReview: $.request.object/spec/containers/0/image: missing or not a string");
+  auto empty = ExtractImages("Pod", {{"spec", {{"containers", Json::array()}}}});
+  ASSERT_FALSE(empty.ok());
+}
+
+TEST(DockerReference, NormalizesAsTheRuntimeDoes) {
+  EXPECT_EQ(*DockerReference("127.0.0.1:5000/team/img:v1"), "docker://127.0.0.1:5000/team/img:v1");
+  EXPECT_EQ(*DockerReference("127.0.0.1:5000/team/img"), "docker://127.0.0.1:5000/team/img:latest");
+  EXPECT_EQ(*DockerReference("nginx"), "docker://docker.io/library/nginx:latest");
+  EXPECT_EQ(*DockerReference("team/app:1"), "docker://docker.io/team/app:1");
+  EXPECT_EQ(*DockerReference("localhost/app:1"), "docker://localhost/app:1");
+  std::string d = "sha256:" + std::string(64, 'c');
+  EXPECT_EQ(*DockerReference("reg:5000/a/b:v1@" + d), "docker://reg:5000/a/b@" + d);
+  EXPECT_FALSE(DockerReference("docker://reg/a:v1").ok());
+  EXPECT_FALSE(DockerReference("reg:5000/UPPER:v1").ok());
+  EXPECT_FALSE(DockerReference("reg:5000/a@sha256:short").ok());
+}
+
+TEST(Decide, AllowedEchoesUidAndShape) {
+  FakeChecker c;
+  c.pass = {{"reg:5000/init:v1", true}, {"reg:5000/app@sha256:" + std::string(64, 'a'), true}, {"side", true}};
+  Answer a = Decide(Review("Pod", {{"spec", PodSpec()}}, "abc-123").dump(), c.fn(), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 200);
+  Json j = Body(a);
+  EXPECT_EQ(j["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(j["kind"], "AdmissionReview");
+  EXPECT_EQ(j["response"]["uid"], "abc-123");
+  EXPECT_EQ(j["response"]["allowed"], true);
+  EXPECT_EQ(j["response"]["status"]["code"], 200);
+  EXPECT_EQ(j["response"]["status"]["message"], "Pod ns/x: 3 image(s) allowed");
+  EXPECT_FALSE(j["response"].contains("patch"));
+  ASSERT_EQ(c.asked.size(), 3u);
+  EXPECT_FALSE(c.asked[0].second);  // validate: judged as written
+}
+
+TEST(Decide, DeniedListsEveryViolation) {
+  FakeChecker c;
+  c.pass = {{"reg:5000/init:v1", false}, {"reg:5000/app@sha256:" + std::string(64, 'a'), true}};  // "side": error
+  Json tmpl = {{"spec", {{"template", {{"spec", PodSpec()}}}}}};
+  Answer a = Decide(Review("Deployment", tmpl).dump(), c.fn(), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 200);
+  Json j = Body(a);
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_EQ(j["response"]["status"]["code"], 403);
+  EXPECT_EQ(j["response"]["status"]["message"],
+            "Deployment ns/x: denied by policy: 2 violation(s): initContainers[0] (setup) image reg:5000/init:v1: "
+            "nonRoot: config User '0:0' is uid 0 (root); containers[1] (side) image side: check failed: registry down");
+}
+
+TEST(Decide, MalformedJsonIs400) {
+  FakeChecker c;
+  Answer a = Decide("{not json", c.fn(), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 400);
+  Json j = Body(a);
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_EQ(j["response"]["status"]["message"], "AdmissionReview: the body is not JSON");
+  EXPECT_TRUE(c.asked.empty());
+}
+
+TEST(Decide, MissingUidIs400) {
+  FakeChecker c;
+  Json r = Review("Pod", {{"spec", PodSpec()}});
+  r["request"].erase("uid");
+  Answer a = Decide(r.dump(), c.fn(), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 400);
+  EXPECT_EQ(Body(a)["response"]["status"]["message"], "AdmissionReview: $.request.uid: missing or not a string");
+}
+
+TEST(Decide, WrongEnvelopeWithUidIsADenial) {
+  FakeChecker c;
+  Json r = Review("Pod", {{"spec", PodSpec()}}, "u-9");
+  r["apiVersion"] = "admission.k8s.io/v1beta1";
+  Answer a = Decide(r.dump(), c.fn(), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 200);
+  Json j = Body(a);
+  EXPECT_EQ(j["response"]["uid"], "u-9");
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_EQ(j["response"]["status"]["message"],
+            "AdmissionReview: $.apiVersion: want admission.k8s.io/v1, got 'admission.k8s.io/v1beta1'");
+  r["apiVersion"] = "admission.k8s.io/v1";
+  r["kind"] = "Pod";
+  EXPECT_EQ(Body(Decide(r.dump(), c.fn(), Mode::kValidate))["response"]["allowed"], false);
+}
+
+TEST(Decide, WrongResourceKindDenies) {
+  FakeChecker c;
+  Answer a = Decide(Review("ConfigMap", {{"data", Json::object()}}, "u-2").dump(), c.fn(), Mode::kValidate);
+  Json j = Body(a);
+  EXPECT_EQ(a.http_status, 200);
+  EXPECT_EQ(j["response"]["uid"], "u-2");
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_EQ(j["response"]["status"]["code"], 400);
+}
+
+TEST(Decide, DeleteIsAllowed) {
+  FakeChecker c;
+  Json r = Review("Pod", nullptr);
+  r["request"]["operation"] = "DELETE";
+  EXPECT_EQ(Body(Decide(r.dump(), c.fn(), Mode::kValidate))["response"]["allowed"], true);
+}
+
+TEST(Decide, InternalErrorDenies) {
+  ImageChecker boom = [](const std::string&, bool) -> Result<policy::ImageDecision> {
+    throw std::runtime_error("out of file descriptors");
+  };
+  Answer a = Decide(Review("Pod", {{"spec", PodSpec()}}, "u-3").dump(), boom, Mode::kValidate);
+  Json j = Body(a);
+  EXPECT_EQ(a.http_status, 200);
+  EXPECT_EQ(j["response"]["uid"], "u-3");
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_EQ(j["response"]["status"]["code"], 500);
+  EXPECT_EQ(j["response"]["status"]["message"], "internal error: out of file descriptors");
+  // A decision with no rules at all is no evidence.
+  ImageChecker empty = [](const std::string& image, bool) -> Result<policy::ImageDecision> {
+    policy::ImageDecision d;
+    d.reference = image;
+    return d;
+  };
+  EXPECT_EQ(Body(Decide(Review("Pod", {{"spec", PodSpec()}}).dump(), empty, Mode::kValidate))["response"]["allowed"],
+            false);
+}
+
+TEST(Decide, MutatePatchesTagsToDigests) {
+  FakeChecker c;
+  c.pass = {{"reg:5000/init:v1", true}, {"reg:5000/app@sha256:" + std::string(64, 'a'), true}, {"side", true}};
+  Json tmpl = {{"spec", {{"template", {{"spec", PodSpec()}}}}}};
+  Answer a = Decide(Review("Job", tmpl).dump(), c.fn(), Mode::kMutate);
+  Json j = Body(a);
+  EXPECT_EQ(j["response"]["allowed"], true);
+  EXPECT_EQ(j["response"]["patchType"], "JSONPatch");
+  auto raw = sign::Base64Decode(j["response"]["patch"].get<std::string>(), "patch");
+  ASSERT_TRUE(raw.ok());
+  std::string b = "sha256:" + std::string(64, 'b');
+  // The already-pinned image is left alone (the fake resolves everything to b..., a pinned
+  // image keeps the digest it names).
+  Json want = Json::array({{{"op", "replace"}, {"path", "/spec/template/spec/initContainers/0/image"},
+                            {"value", "reg:5000/init@" + b}},
+                           {{"op", "replace"}, {"path", "/spec/template/spec/containers/0/image"},
+                            {"value", "reg:5000/app@" + b}},
+                           {{"op", "replace"}, {"path", "/spec/template/spec/containers/1/image"},
+                            {"value", "side@" + b}}});
+  EXPECT_EQ(Json::parse(*raw), want);
+  for (const auto& [image, pin] : c.asked) EXPECT_TRUE(pin) << image;
+  // A patch is applied to the original: applying it pins every image.
+  Json patched = tmpl.patch(Json::parse(*raw));
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][1]["image"], "side@" + b);
+}
+
+TEST(Decide, MutateDeniedHasNoPatch) {
+  FakeChecker c;
+  c.pass = {{"reg:5000/init:v1", false}, {"reg:5000/app@sha256:" + std::string(64, 'a'), true}, {"side", true}};
+  Json j = Body(Decide(Review("Pod", {{"spec", PodSpec()}}).dump(), c.fn(), Mode::kMutate));
+  EXPECT_EQ(j["response"]["allowed"], false);
+  EXPECT_FALSE(j["response"].contains("patch"));
+}
+
+TEST(PinImage, DropsTheTagKeepsThePort) {
+  std::string d = "sha256:" + std::string(64, 'e');
+  EXPECT_EQ(PinImage("127.0.0.1:5000/team/img:v1", d), "127.0.0.1:5000/team/img@" + d);
+  EXPECT_EQ(PinImage("127.0.0.1:5000/team/img", d), "127.0.0.1:5000/team/img@" + d);
+  EXPECT_EQ(PinImage("nginx:1.25", d), "nginx@" + d);
+  EXPECT_EQ(PinImage("a/b:v1@sha256:" + std::string(64, '0'), d), "a/b@" + d);
+}
+
+struct FakeClock {
+  std::chrono::steady_clock::time_point now{};
+  Clock fn() {
+    return [this] { return now; };
+  }
+};
+
+TEST(TtlCache, SharesOneComputationAndExpires) {
+  FakeClock clock;
+  TtlCache<int> cache(std::chrono::seconds(30), clock.fn());
+  std::atomic<int> calls{0};
+  auto compute = [&calls]() -> std::pair<int, bool> { return {++calls, true}; };
+  EXPECT_EQ(cache.Get("k", compute).get(), 1);
+  EXPECT_EQ(cache.Get("k", compute).get(), 1);
+  clock.now += std::chrono::seconds(29);
+  EXPECT_EQ(cache.Get("k", compute).get(), 1);
+  clock.now += std::chrono::seconds(2);
+  EXPECT_EQ(cache.Get("k", compute).get(), 2);
+  EXPECT_EQ(cache.Get("other", compute).get(), 3);
+}
+
+TEST(TtlCache, ForgetsWhatIsNotCacheable) {
+  FakeClock clock;
+  TtlCache<int> cache(std::chrono::seconds(30), clock.fn());
+  std::atomic<int> calls{0};
+  auto compute = [&calls]() -> std::pair<int, bool> { return {++calls, false}; };
+  EXPECT_EQ(cache.Get("k", compute).get(), 1);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.Get("k", compute).get(), 2);
+}
+
+TEST(TtlCache, ConcurrentCallersWaitForTheFirst) {
+  TtlCache<int> cache(std::chrono::seconds(30));
+  std::promise<void> gate;
+  auto opened = gate.get_future().share();
+  std::atomic<int> calls{0};
+  auto compute = [&calls, opened]() -> std::pair<int, bool> {
+    opened.wait();
+    return {++calls, true};
+  };
+  auto a = cache.Get("k", compute);
+  auto b = cache.Get("k", compute);
+  EXPECT_EQ(b.wait_for(std::chrono::milliseconds(20)), std::future_status::timeout);
+  gate.set_value();
+  EXPECT_EQ(a.get(), 1);
+  EXPECT_EQ(b.get(), 1);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(Listen, Forms) {
+  ServerOptions o;
+  ASSERT_TRUE(ParseListen("127.0.0.1:8443", o).ok());
+  EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_EQ(o.port, 8443);
+  ASSERT_TRUE(ParseListen(":9443", o).ok());
+  EXPECT_EQ(o.host, "0.0.0.0");
+  ASSERT_TRUE(ParseListen("[::1]:8443", o).ok());
+  EXPECT_EQ(o.host, "::1");
+  EXPECT_FALSE(ParseListen("8443", o).ok());
+  EXPECT_FALSE(ParseListen("h:99999", o).ok());
+  EXPECT_FALSE(ParseListen("h:x", o).ok());
+}
+
+}  // namespace
+}  // namespace imgtool::admission

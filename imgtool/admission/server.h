@@ -1,0 +1,39 @@
+// The HTTPS layer, kept thin: POST /validate and (with mutate) POST /mutate hand the body
+// to a handler (decide.h) and write its answer; GET /healthz says ok. A fixed pool of
+// worker threads, a body size limit and read/write timeouts bound what one client can
+// hold. cpp-httplib underneath; nothing else in imgtool sees it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "admission/decide.h"
+#include "oci/result.h"
+
+namespace imgtool::admission {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 8443;
+  std::string tls_cert;  // PEM paths
+  std::string tls_key;
+  size_t threads = 64;                // workers; a kept-alive connection holds one
+  size_t max_body_bytes = 3 << 20;    // the API server's own request limit is 3 MiB
+  int read_timeout_s = 5;
+  int write_timeout_s = 5;
+  int keep_alive_timeout_s = 5;
+  bool mutate = false;                // also serve /mutate
+  std::function<void(const std::string&)> log;  // one line per event; may be empty
+};
+
+using Handler = std::function<Answer(const std::string& body, Mode mode)>;
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces).
+Status ParseListen(const std::string& text, ServerOptions& out);
+
+// Serves until SIGTERM or SIGINT; an error when the certificate or the address is unusable.
+// `on_listening` runs once the port is bound (the CLI prints the address).
+Status Serve(const ServerOptions& options, const Handler& handler, const std::function<void()>& on_listening);
+
+}  // namespace imgtool::admission

@@ -1,0 +1,120 @@
+// imgtool admission serve: the Kubernetes admission webhook. AdmissionReview (HTTPS POST)
+// -> every image of the pod spec -> tag resolved to a digest (registry) -> facts (cached by
+// digest) -> the policy evaluator -> allowed, or denied with every violation. The logic
+// lives in imgtool/admission; this file maps flags onto it.
+#include <iostream>
+#include <mutex>
+
+#include "admission/checker.h"
+#include "admission/server.h"
+#include "cli/output.h"
+#include "cli/remote_flags.h"
+#include "policy/policy.h"
+
+namespace imgtool::cli {
+
+namespace {
+
+struct ServeFlags {
+  std::string policy;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string listen = ":8443";
+  bool mutate = false;
+  size_t threads = 64;
+  size_t max_body = 3 << 20;
+  int read_timeout = 5;
+  double decision_ttl = 300;
+  double tag_ttl = 30;
+  double deadline = 8;
+  int registry_attempts = 2;
+  bool quiet = false;
+  RemoteFlags remote;
+};
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+int RunServe(const ServeFlags& f) {
+  auto pol = policy::LoadPolicy(f.policy);
+  if (!pol.ok()) return Fail(pol.error());
+  if (pol->RuleNames().empty()) {
+    return Fail(MakeError(ErrorKind::kInvalidInput, f.policy + ": $.rules: no image rules (nothing to check)"));
+  }
+  admission::ServerOptions so;
+  if (auto st = admission::ParseListen(f.listen, so); !st.ok()) return Fail(st.error());
+  so.tls_cert = f.tls_cert;
+  so.tls_key = f.tls_key;
+  so.mutate = f.mutate;
+  so.threads = f.threads;
+  so.max_body_bytes = f.max_body;
+  so.read_timeout_s = f.read_timeout;
+  so.write_timeout_s = f.read_timeout;
+  if (!f.quiet) {
+    static std::mutex mu;
+    so.log = [](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu);
+      std::cerr << "admission: " << line << "\n";
+    };
+  }
+  auto reg = ToRegistryOptions(f.remote);
+  // A webhook answers within the API server's timeout: few, short retries.
+  reg.max_attempts = f.registry_attempts;
+  reg.backoff_seconds = 0.2;
+  admission::CheckerOptions co;
+  co.decision_ttl = Millis(f.decision_ttl);
+  co.tag_ttl = Millis(f.tag_ttl);
+  co.deadline = Millis(f.deadline);
+  admission::RegistryImageChecker checker(*pol, reg, co);
+  auto check = checker.AsChecker();
+  auto handler = [&check](const std::string& body, admission::Mode mode) {
+    return admission::Decide(body, check, mode);
+  };
+  auto st = admission::Serve(so, handler, [&so] {
+    std::cerr << "imgtool admission: listening on https://" << so.host << ":" << so.port << " (/validate"
+              << (so.mutate ? ", /mutate" : "") << ", /healthz)" << std::endl;
+  });
+  if (!st.ok()) return Fail(st.error());
+  return 0;
+}
+
+}  // namespace
+
+void AddAdmissionCommands(CLI::App& app, Action& run) {
+  CLI::App* adm = app.add_subcommand("admission", "Kubernetes admission webhook for a policy (policies/*.json).");
+  adm->require_subcommand(1);
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* serve = adm->add_subcommand(
+      "serve",
+      "Serve AdmissionReview v1 over HTTPS: POST /validate (and /mutate with --mutate), GET /healthz.\n"
+      "Pod spec (Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob) -> each container image\n"
+      "-> tag resolved to a digest -> the policy's rules -> allowed, or denied listing every violation.\n"
+      "Fails closed: malformed requests, unreachable registries and internal errors deny.\n"
+      "--mutate rewrites tags to @sha256 digests (JSONPatch) and judges the pinned reference.\n\n"
+      "Example:\n  imgtool admission serve --policy policies/golden.json --tls-cert tls.crt --tls-key tls.key \\\n"
+      "    --listen :8443 --authfile /run/secrets/auth.json");
+  serve->add_option("--policy", f->policy, "Policy file (JSON, see policies/README.md)")->required();
+  serve->add_option("--tls-cert", f->tls_cert, "Server certificate (PEM)")->required();
+  serve->add_option("--tls-key", f->tls_key, "Server private key (PEM)")->required();
+  serve->add_option("--listen", f->listen, "HOST:PORT, [V6]:PORT or :PORT")->default_str(":8443");
+  serve->add_flag("--mutate", f->mutate, "Also serve /mutate: pin tags to digests (JSONPatch)");
+  serve->add_option("--threads", f->threads, "Worker threads (a kept-alive connection holds one)")
+      ->default_str("64")
+      ->check(CLI::Range(1, 1024));
+  serve->add_option("--max-body", f->max_body, "Largest request body in bytes")->default_str("3145728");
+  serve->add_option("--read-timeout", f->read_timeout, "Seconds to read a request (and write an answer)")
+      ->default_str("5");
+  serve->add_option("--decision-ttl", f->decision_ttl, "Seconds a digest's facts stay cached")->default_str("300");
+  serve->add_option("--tag-ttl", f->tag_ttl, "Seconds a tag -> digest resolution stays cached")->default_str("30");
+  serve->add_option("--deadline", f->deadline, "Seconds to wait for one image's check before denying")
+      ->default_str("8");
+  serve->add_option("--registry-attempts", f->registry_attempts, "Tries per registry request")
+      ->default_str("2")
+      ->check(CLI::Range(1, 10));
+  serve->add_flag("-q,--quiet", f->quiet, "No log lines on stderr");
+  AddRemoteFlags(serve, f->remote);
+  serve->callback([f, &run] { run = [f] { return RunServe(*f); }; });
+}
+
+}  // namespace imgtool::cli
