@@ -204,6 +204,10 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   if (!spec.ok()) return spec.error();
   p.spec = *spec;
   p.compression = opt.compression ? *opt.compression : spec->compression.value_or(archive::Compression::kGzip);
+  if (!opt.output.digest.empty()) {
+    return MakeError(ErrorKind::kInvalidInput, "build output " + opt.output.str() +
+                                                   ": name the output by tag (the digest is what the build computes)");
+  }
   if (opt.output.transport == layout::Transport::kDocker) {
     return MakeError(ErrorKind::kInvalidInput, "build output " + opt.output.str() +
                                                    ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG] (registry push "

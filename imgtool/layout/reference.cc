@@ -24,6 +24,17 @@ bool ValidTag(const std::string& tag) {
 Result<Reference> ParsePathAndTag(const std::string& text, const std::string& rest, Transport t) {
   Reference ref;
   ref.transport = t;
+  // oci:DIR@sha256:HEX names the manifest with that digest, whatever its tag.
+  if (auto at = rest.rfind("@sha256:"); at != std::string::npos) {
+    auto d = oci::Digest::Parse(rest.substr(at + 1));
+    if (!d.ok()) return Bad(text, d.error().message);
+    ref.path = rest.substr(0, at);
+    if (ref.path.find(':') != std::string::npos) return Bad(text, "give a tag or a digest, not both");
+    if (ref.path.empty()) return Bad(text, "path is empty");
+    ref.digest = d->str();
+    ref.tag = ref.digest;  // layout lookups take a digest where a tag goes
+    return ref;
+  }
   auto colon = rest.find(':');
   ref.path = rest.substr(0, colon);
   if (colon != std::string::npos) {
@@ -74,8 +85,10 @@ Result<Reference> ParseReference(const std::string& text) {
 
 std::string Reference::str() const {
   switch (transport) {
-    case Transport::kOciLayout: return "oci:" + path + (tag.empty() ? "" : ":" + tag);
-    case Transport::kOciArchive: return "oci-archive:" + path + (tag.empty() ? "" : ":" + tag);
+    case Transport::kOciLayout:
+      return "oci:" + path + (!digest.empty() ? "@" + digest : tag.empty() ? "" : ":" + tag);
+    case Transport::kOciArchive:
+      return "oci-archive:" + path + (!digest.empty() ? "@" + digest : tag.empty() ? "" : ":" + tag);
     case Transport::kDocker:
       return "docker://" + host + "/" + repository + (tag.empty() ? "" : ":" + tag) +
              (digest.empty() ? "" : "@" + digest);

@@ -16,11 +16,11 @@ enum class Transport { kOciLayout, kOciArchive, kDocker };
 struct Reference {
   Transport transport = Transport::kOciLayout;
   std::string path;  // folder or archive file (oci, oci-archive)
-  std::string tag;   // may be empty: "the only image in the layout"
+  std::string tag;   // may be empty: "the only image in the layout"; oci:DIR@sha256:.. puts the digest here too
   // docker:// parts
   std::string host;
   std::string repository;
-  std::string digest;  // "sha256:..." when pinned
+  std::string digest;  // "sha256:..." when pinned (docker://...@, oci:DIR@, oci-archive:FILE@)
 
   std::string str() const;
 };

@@ -37,6 +37,24 @@ TEST(Reference, Docker) {
   EXPECT_EQ(pinned->tag, "");
 }
 
+TEST(Reference, LocalPinnedByDigest) {
+  std::string d = "sha256:" + std::string(64, 'b');
+  auto r = ParseReference("oci:out/golden@" + d);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->path, "out/golden");
+  EXPECT_EQ(r->digest, d);
+  EXPECT_EQ(r->tag, d);  // what layout lookups take
+  EXPECT_EQ(r->str(), "oci:out/golden@" + d);
+  auto a = ParseReference("oci-archive:img.tar@" + d);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->path, "img.tar");
+  EXPECT_EQ(a->str(), "oci-archive:img.tar@" + d);
+  EXPECT_EQ(ParseReference("oci:dir:v1@" + d).error().message,
+            "image reference 'oci:dir:v1@" + d + "': give a tag or a digest, not both");
+  EXPECT_FALSE(ParseReference("oci:dir@sha256:abc").ok());
+  EXPECT_FALSE(ParseReference("oci:@" + d).ok());
+}
+
 TEST(Reference, ErrorsSayWhatIsWanted) {
   EXPECT_EQ(ParseReference("golden").error().message,
             "image reference 'golden': want oci:DIR[:TAG], oci-archive:FILE[:TAG] or "

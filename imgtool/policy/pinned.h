@@ -4,8 +4,6 @@
 //   oci:DIR@sha256:HEX, oci-archive:FILE@sha256:HEX: the manifest with that digest in the
 //     layout's index.json, whatever its tag. A tag (oci:DIR:TAG) is a name that can be
 //     moved, so it is not a pin.
-// layout::ParseReference takes "DIR@sha256" as the folder, so the "@sha256:HEX" suffix of
-// a local reference is split off here first.
 #pragma once
 
 #include <string>
