@@ -115,4 +115,13 @@ Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::stri
   return c;
 }
 
+int LocalTasks(const ClusterConfig& cluster) {
+  int n = 0;
+  for (const auto& t : cluster.tasks) {
+    auto hp = ParseHostPort(t.address);
+    n += t.address.empty() || !hp.ok() || hp->host == cluster.self_host ? 1 : 0;
+  }
+  return n;
+}
+
 }  // namespace trainer

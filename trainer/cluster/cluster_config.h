@@ -43,4 +43,8 @@ Result<ClusterConfig> ParseTfConfig(const std::string& json);
 Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::string& rendezvous,
                                        const std::string& host);
 
+// Tasks that run on this process's host (their address's host is self_host). A task with
+// no address (flag mode) counts as local: the count errs towards "crowded".
+int LocalTasks(const ClusterConfig& cluster);
+
 }  // namespace trainer

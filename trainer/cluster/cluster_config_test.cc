@@ -57,6 +57,16 @@ TEST(TfConfig, MalformedInputsNameTheProblem) {
   }
 }
 
+TEST(TfConfig, LocalTasksCountsThisHostsAddresses) {
+  auto c = ParseTfConfig(R"({"cluster": {"chief": ["10.0.0.1:2222"], "worker": ["10.0.0.1:2223", "10.0.0.2:2222"]},
+                             "task": {"type": "worker", "index": 0}})");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(LocalTasks(*c), 2);  // the chief and this worker share 10.0.0.1
+  auto flags = ClusterFromFlags(1, 4, "127.0.0.1:29500", "");
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(LocalTasks(*flags), 4);  // no addresses: every task counts as local
+}
+
 TEST(ClusterFromFlags, Validates) {
   auto ok = ClusterFromFlags(1, 2, "127.0.0.1:2000", "");
   ASSERT_TRUE(ok.ok());

@@ -1,5 +1,7 @@
 // trainer: Fashion-MNIST MLP, data parallel over Gloo, bitwise reproducible.
 // Flag parsing, cluster discovery and printing; everything else is in the libraries.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
       "-> Adam -> checkpoint / TensorBoard -> sha256 of the weights.\n"
       "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous."};
   trainer::TrainConfig cfg;
-  std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host;
+  std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host, busy_poll = "auto";
   int rank = 0, world_size = 1, train_limit = 0, test_limit = 0;
   double rendezvous_timeout = 60, collective_timeout = 120;
   bool json = false;
@@ -80,6 +82,11 @@ int main(int argc, char** argv) {
   app.add_option("--threads", cfg.threads, "Compute threads in this process")->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", backend, "cpu (cuda comes with the CUDA backend)")->capture_default_str();
+  app.add_option("--busy-poll", busy_poll,
+                 "Waiting ranks spin instead of sleeping: on, off, or auto (on when this host's tasks x --threads "
+                 "fit its CPUs)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--train-limit", train_limit, "Use only the first N training examples (tests)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--test-limit", test_limit, "Use only the first N test examples (tests)")
@@ -110,7 +117,10 @@ int main(int argc, char** argv) {
   gopts.collective_timeout = std::chrono::milliseconds(static_cast<long>(collective_timeout * 1000));
   auto group = trainer::GlooGroup::Join(*cluster, gopts);
   if (!group.ok()) return Fail(group.error());
-  auto comm = (*group)->size() == 1 ? trainer::MakeLocalComm() : trainer::MakeGlooComm((*group)->context());
+  // Spinning pays only when no rank waits for a core that a spinning peer holds.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const bool spin = busy_poll == "on" || (busy_poll == "auto" && trainer::LocalTasks(*cluster) * cfg.threads <= cpus);
+  auto comm = (*group)->size() == 1 ? trainer::MakeLocalComm() : trainer::MakeGlooComm((*group)->context(), spin);
 
   ConsoleObserver observer;
   auto sum = trainer::Train(cfg, *data, *comm, observer);
