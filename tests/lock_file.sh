@@ -56,14 +56,14 @@ expect_exit 0 build spec.json -o "oci:$WORK/img2:v1" --locked --no-cache -q
 assert_eq "$(tail -n1 <<<"$OUTPUT")" "$digest" "offline rebuild digest"
 pass "with the server gone the wheel comes from the download cache, same digest"
 
-refused() {  # exit message out
+refused_locked() {  # exit message out: build --locked is refused
   rm -rf "$WORK/$3"
   expect_exit "$1" build spec.json -o "oci:$WORK/$3:v1" --locked -q
   assert_contains "$OUTPUT" "$2" "error text"
   [ ! -e "$WORK/$3" ] && [ ! -e "$WORK/$3.build.json" ] || fail "a refused build left output behind"
 }
 printf 'weights v2\n' >app/weights.txt
-refused 4 "layer app: file /opt/app/weights.txt: sha256 locked 'sha256:$(sha "$WORK/ctx2/app/weights.txt")', now 'sha256:$(sha app/weights.txt)'" out-file
+refused_locked 4 "layer app: file /opt/app/weights.txt: sha256 locked 'sha256:$(sha "$WORK/ctx2/app/weights.txt")', now 'sha256:$(sha app/weights.txt)'" out-file
 expect_exit 4 lock --check spec.json
 cp "$WORK/ctx2/app/weights.txt" app/weights.txt
 pass "a changed file is refused by --locked and lock --check, nothing written"
@@ -71,7 +71,7 @@ pass "a changed file is refused by --locked and lock --check, nothing written"
 # A changed wheel: a new build of the same name and version, served from a file:// URL.
 mkdir -p "$WORK/srv2" && whl2=$(make_wheel "$WORK/srv2" nvidia_nccl_cu13 2.28.9 nvidia/nccl2)
 spec "file://$whl2" "$(sha "$whl2")" >spec.json
-refused 4 "layer pkgs: wheel nvidia-nccl-cu13: sha256 locked 'sha256:$(sha "$whl")', now 'sha256:$(sha "$whl2")'" out-wheel
+refused_locked 4 "layer pkgs: wheel nvidia-nccl-cu13: sha256 locked 'sha256:$(sha "$whl")', now 'sha256:$(sha "$whl2")'" out-wheel
 pass "--locked refuses a changed wheel, naming both digests"
 
 # The download cache is keyed by digest, so a cached file with the pinned digest would

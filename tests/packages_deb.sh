@@ -57,15 +57,6 @@ cp "$WORK/alpha.orig" "$alpha" && rm "$IMGTOOL_CACHE/staging"
 pass "a warm rebuild unpacks nothing (same digest and notes) but still checks every package's sha256"
 
 # Pins that do not match: exit 4, both values named, nothing written.
-refused() {  # want message spec-json
-  printf '%s' "$3" >bad.json
-  rm -rf "$WORK/out"
-  expect_exit "$1" build bad.json -o "oci:$WORK/out:v1" -q
-  assert_contains "$OUTPUT" "$2" "error text"
-  [ ! -e "$WORK/out" ] && [ ! -e "$WORK/out.build.json" ] || fail "a refused build left output behind"
-  pass "refused ($1): $(tail -n1 <<<"$OUTPUT")"
-}
-zero=0000000000000000000000000000000000000000000000000000000000000000
 refused 4 "\$.layers[0].debs[0].sha256: debs/alpha_1.0-1.deb: the spec pins sha256:$zero but the file is sha256:$(sha "$alpha")" \
   "$(spec "[$(deb "$alpha" "$zero" alpha 1.0-1)]")"
 refused 4 "\$.layers[0].debs[0].name: the spec pins 'alpha2' but the package says 'alpha'" \

@@ -49,6 +49,18 @@ PY
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# refused WANT-EXIT MESSAGE SPEC-JSON: building SPEC-JSON (as bad.json) exits WANT-EXIT
+# with MESSAGE and leaves no output or build record behind. $zero: a pin nothing matches.
+refused() {  # want message spec-json
+  printf '%s' "$3" >bad.json
+  rm -rf "$WORK/out"
+  expect_exit "$1" build bad.json -o "oci:$WORK/out:v1" -q
+  assert_contains "$OUTPUT" "$2" "error text"
+  [ ! -e "$WORK/out" ] && [ ! -e "$WORK/out.build.json" ] || fail "a refused build left output behind"
+  pass "refused ($1): $(tail -n1 <<<"$OUTPUT")"
+}
+zero=0000000000000000000000000000000000000000000000000000000000000000
+
 # unpack_image LAYOUT ROOT: extracts the layers of the layout's only image into ROOT.
 unpack_image() {
   local layout=$1 root=$2

@@ -49,15 +49,6 @@ record="$WORK/img.build.json"
 assert_eq "$(jq -r '.inputs[] | select(.layer=="cudnn") | .digest' "$record")" "sha256:$record_sha" "record names RECORD digest"
 pass "the build record pins the installed wheel by its RECORD digest"
 
-refused() {  # want message spec-json
-  printf '%s' "$3" >bad.json
-  rm -rf "$WORK/out"
-  expect_exit "$1" build bad.json -o "oci:$WORK/out:v1" -q
-  assert_contains "$OUTPUT" "$2" "error text"
-  [ ! -e "$WORK/out" ] && [ ! -e "$WORK/out.build.json" ] || fail "a refused build left output behind"
-  pass "refused ($1): $(tail -n1 <<<"$OUTPUT")"
-}
-zero=0000000000000000000000000000000000000000000000000000000000000000
 ok_installed="[$(installed 9.19.0.56 "$record_sha")]"
 refused 4 "\$.layers[0].wheels[0].sha256: wheels/nvidia_cuda_runtime-13.0.96-py3-none-any.whl: the spec pins sha256:$zero but the file is sha256:$(sha "$rt")" \
   "$(spec "[$(whl "$rt" "$zero" nvidia-cuda-runtime 13.0.96)]" "$ok_installed" '{}')"

@@ -3,7 +3,6 @@
 #include <future>
 
 #include "admission/review.h"
-#include "fs/atomic_file.h"
 #include "policy/evaluate.h"
 #include "policy/gather.h"
 #include "policy/pinned.h"

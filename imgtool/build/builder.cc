@@ -18,6 +18,7 @@
 #include "layout/layout_reader.h"
 #include "layout/layout_writer.h"
 #include "layout/oci_archive.h"
+#include "oci/human_bytes.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
 
@@ -34,16 +35,6 @@ const char* CompressionName(archive::Compression c) {
     case archive::Compression::kNone: return "none";
   }
   return "gzip";
-}
-
-std::string HumanBytes(uint64_t n) {
-  char buf[32];
-  if (n >= (1ull << 30)) {
-    snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(n) / 1e9);
-  } else {
-    snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(n) / 1e6);
-  }
-  return buf;
 }
 
 // The base image's /etc/passwd or /etc/group: the topmost layer that has it.

@@ -9,6 +9,7 @@
 
 #include "build/layer_cache.h"
 #include "fs/atomic_file.h"
+#include "oci/human_bytes.h"
 
 namespace imgtool::build {
 
@@ -26,12 +27,6 @@ std::string Redacted(const std::string& url) {
   return url.substr(0, host) + "***@" + url.substr(at + 1);
 }
 
-std::string Megabytes(uint64_t n) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(n) / 1e6);
-  return buf;
-}
-
 struct Download {
   fs::AtomicFile file;
   oci::Sha256 hash;
@@ -46,7 +41,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* d = static_cast<Download*>(user);
   size_t len = size * n;
   if (d->hash.bytes() + len > d->max_bytes) {
-    d->failure = MakeError(ErrorKind::kIntegrity, d->label + ": more than " + Megabytes(d->max_bytes) + "; refused");
+    d->failure = MakeError(ErrorKind::kIntegrity, d->label + ": more than " + HumanBytes(d->max_bytes) + "; refused");
     return 0;  // makes curl stop with CURLE_WRITE_ERROR
   }
   d->hash.Update(data, len);
@@ -62,8 +57,8 @@ int OnProgress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_of
   auto* d = static_cast<Download*>(user);
   if (!d->options->progress || Clock::now() - d->last_report < std::chrono::seconds(1)) return 0;
   d->last_report = Clock::now();
-  std::string line = d->label + ": " + Megabytes(static_cast<uint64_t>(now));
-  if (total > 0) line += " of " + Megabytes(static_cast<uint64_t>(total));
+  std::string line = d->label + ": " + HumanBytes(static_cast<uint64_t>(now));
+  if (total > 0) line += " of " + HumanBytes(static_cast<uint64_t>(total));
   d->options->progress(line);
   return 0;
 }
@@ -160,11 +155,11 @@ Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, c
   if (got != sha256) {
     d.file.Abort();
     return MakeError(ErrorKind::kIntegrity, Redacted(url) + ": the spec pins " + sha256.str() + " but the download is " +
-                                                got.str() + " (" + Megabytes(size) + "); discarded");
+                                                got.str() + " (" + HumanBytes(size) + "); discarded");
   }
   out.size = size;
   IMGTOOL_TRY(d.file.Commit());
-  if (options.progress) options.progress(d.label + ": " + Megabytes(out.size) + ", " + sha256.Short());
+  if (options.progress) options.progress(d.label + ": " + HumanBytes(out.size) + ", " + sha256.Short());
   return out;
 }
 

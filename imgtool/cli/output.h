@@ -8,6 +8,7 @@
 
 #include "layout/oci_archive.h"
 #include "oci/canonical_json.h"
+#include "oci/human_bytes.h"
 #include "oci/result.h"
 #include "remote/registry.h"
 
@@ -20,7 +21,6 @@ using Action = std::function<int()>;
 int Fail(const Error& e);
 // Pretty JSON on stdout (for people piping to jq; machines get the same keys).
 void PrintJson(const oci::Json& j);
-std::string HumanBytes(uint64_t n);
 // Opens any reference (docker:// fetches manifest + config); errors carry the reference text.
 Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts = {});
 
