@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   imgtool::cli::AddSignCommands(app, run);
   imgtool::cli::AddPolicyCommands(app, run);
   imgtool::cli::AddAdmissionCommands(app, run);
+  imgtool::cli::AddProbeCommand(app, run);
+  imgtool::cli::AddFleetCommands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,5 +34,7 @@ void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
 void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
 void AddAdmissionCommands(CLI::App& app, Action& run);  // admission serve
+void AddProbeCommand(CLI::App& app, Action& run);       // probe
+void AddFleetCommands(CLI::App& app, Action& run);      // fleet check
 
 }  // namespace imgtool::cli

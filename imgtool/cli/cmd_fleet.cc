@@ -1,0 +1,5 @@
+#include "cli/output.h"
+
+namespace imgtool::cli {
+void AddFleetCommands(CLI::App&, Action&) {}
+}  // namespace imgtool::cli

@@ -1,0 +1,1 @@
+#include "fleet/golden_run.h"

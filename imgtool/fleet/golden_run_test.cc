@@ -1,0 +1,2 @@
+#include <gtest/gtest.h>
+#include "fleet/golden_run.h"
