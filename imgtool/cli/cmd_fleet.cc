@@ -1,5 +1,225 @@
+// imgtool fleet check: this node's fingerprint (probe, or --fingerprint FILE) [+ golden
+// run] -> digest -> gather over the chief's rendezvous store -> compare (the chief) ->
+// the same verdict on every worker -> report, exit 0 / 1 / 3. Run by every worker of a
+// training job before the trainer (a Kubernetes init container), with its TF_CONFIG.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
 #include "cli/output.h"
+#include "cluster/cluster_config.h"
+#include "fleet/compare.h"
+#include "fleet/fingerprint.h"
+#include "fleet/gather.h"
+#include "fleet/golden_run.h"
+#include "fleet/probe.h"
+#include "fs/atomic_file.h"
 
 namespace imgtool::cli {
-void AddFleetCommands(CLI::App&, Action&) {}
+
+namespace {
+
+struct CheckFlags {
+  bool json = false;
+  double timeout_s = 60;
+  int rank = 0;
+  int world_size = 1;
+  std::string rendezvous, host;
+  std::string expect;
+  std::vector<std::string> ignore;
+  bool golden_run = false;
+  int golden_steps = fleet::GoldenRunOptions{}.steps;
+  std::string fingerprint;
+  std::string image_digest;
+  std::string stack_json = fleet::ProbeOptions{}.stack_json_path;
+  std::string hash_cache;
+  bool no_hash_cache = false;
+  // Which cluster flags were given (TF_CONFIG and these exclude each other).
+  std::vector<std::string> cluster_flags;
+};
+
+std::string Fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
+  return buf;
+}
+
+// The cluster the trainer will see: TF_CONFIG when set, else the flags; never both.
+Result<trainer::ClusterConfig> Cluster(const CheckFlags& f) {
+  const char* tf = std::getenv("TF_CONFIG");
+  const bool have_tf = tf != nullptr && *tf != '\0';
+  if (have_tf && !f.cluster_flags.empty()) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     "TF_CONFIG is set and so is " + f.cluster_flags[0] +
+                         ": the trainer would use TF_CONFIG and ignore the flags; give one or the other");
+  }
+  if (have_tf) {
+    auto c = trainer::ParseTfConfig(tf);
+    if (!c.ok()) return c.error().Context("TF_CONFIG");
+    return c;
+  }
+  if (f.cluster_flags.empty()) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     "which cluster? Set TF_CONFIG (as for the trainer) or pass --rank R --world-size N "
+                     "--rendezvous HOST:PORT; see imgtool fleet check --help");
+  }
+  return trainer::ClusterFromFlags(f.rank, f.world_size, f.rendezvous, f.host);
+}
+
+// This node's fingerprint: read from --fingerprint, or probed here.
+Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
+  if (!f.fingerprint.empty()) {
+    auto text = fs::ReadSmallFile(f.fingerprint, fleet::kMaxFingerprintBytes);
+    if (!text.ok()) return text.error().Context("--fingerprint " + f.fingerprint);
+    auto fp = fleet::FingerprintFromJson(*text);
+    if (!fp.ok()) return fp.error().Context(f.fingerprint);
+    return fp;
+  }
+  fleet::ProbeOptions o;
+  o.image_digest = f.image_digest;
+  if (o.image_digest.empty()) {
+    const char* env = std::getenv("IMGTOOL_IMAGE_DIGEST");
+    o.image_digest = env ? env : "";
+  }
+  o.stack_json_path = f.stack_json;
+  o.hash_cache_dir = f.no_hash_cache ? "" : (f.hash_cache.empty() ? fleet::DefaultHashCacheDir() : f.hash_cache);
+  fleet::ProbeTimings t;
+  auto fp = fleet::Probe(o, &t);
+  *probe_ms = t.total_ms;
+  for (const auto& n : t.notes) std::cerr << "imgtool: note: " << n << "\n";  // as imgtool probe says them
+  if (!fp.ok()) return fp.error().Context("probing this node");
+  return fp;
+}
+
+int RunCheck(const CheckFlags& f) {
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  auto progress = [tty](const std::string& line) {
+    if (tty) std::cerr << "imgtool: fleet check: " << line << "\n";
+  };
+  if (!(f.timeout_s > 0) || f.timeout_s > 86400) {
+    return Fail(MakeError(ErrorKind::kInvalidInput, "--timeout " + Fixed(f.timeout_s, 3) + ": want 0 < S <= 86400"));
+  }
+  auto cluster = Cluster(f);
+  if (!cluster.ok()) return Fail(cluster.error());
+
+  fleet::GatherOptions opts;
+  opts.timeout = std::chrono::milliseconds(static_cast<long>(f.timeout_s * 1000));
+  opts.ignore = f.ignore;
+  if (!f.expect.empty()) {
+    auto text = fs::ReadSmallFile(f.expect, 64u << 20);
+    if (!text.ok()) return Fail(text.error().Context("--expect " + f.expect));
+    auto expected = fleet::ExpectedFields(*text);
+    if (!expected.ok()) return Fail(expected.error().Context("--expect " + f.expect));
+    opts.expected = std::move(*expected);
+  }
+  if (tty) opts.progress = progress;
+
+  double probe_ms = 0;
+  auto mine = Mine(f, &probe_ms);
+  if (!mine.ok()) return Fail(mine.error());
+  double golden_seconds = -1;
+  if (f.golden_run) {
+    fleet::GoldenRunOptions g;
+    g.steps = f.golden_steps;
+    progress("golden run: " + std::to_string(g.steps) + " training steps");
+    auto r = fleet::GoldenRun(g);
+    if (!r.ok()) return Fail(r.error());
+    mine->fields["golden_run.weights"] = r->weights_digest;
+    mine->node["golden_run.seconds"] = Fixed(r->seconds, 2);
+    golden_seconds = r->seconds;
+  }
+
+  const auto& me = cluster->tasks[static_cast<size_t>(cluster->rank)];
+  progress(me.type + " " + std::to_string(me.index) + " (rank " + std::to_string(cluster->rank) + " of " +
+           std::to_string(cluster->world_size) + "): " + (cluster->rank == 0 ? "serving" : "joining") +
+           " the rendezvous store at " + cluster->store.host + ":" + std::to_string(cluster->store.port));
+  fleet::GatherStats stats;
+  auto v = fleet::GatherVerdict(*cluster, *mine, opts, &stats);
+  if (!v.ok()) return Fail(v.error());
+  // This worker's own timing: the only line that may differ between workers' reports.
+  if (golden_seconds >= 0) v->notes["golden_run.seconds"] = Fixed(golden_seconds, 2);
+
+  if (f.json) {
+    oci::Json j = fleet::RenderJson(*v);
+    j["stats"] = {{"bytes_sent", stats.bytes_sent},
+                  {"bytes_received", stats.bytes_received},
+                  {"seconds", stats.seconds},
+                  {"distinct_digests", stats.distinct_digests},
+                  {"probe_ms", probe_ms}};
+    PrintJson(j);
+  } else {
+    std::cout << fleet::RenderText(*v);
+    std::cout.flush();
+  }
+  return v->ExitCode();
+}
+
+}  // namespace
+
+void AddFleetCommands(CLI::App& app, Action& run) {
+  CLI::App* fleet = app.add_subcommand("fleet", "Preflight checks for a training fleet (fleet check).");
+  fleet->require_subcommand(1);
+  auto f = std::make_shared<CheckFlags>();
+  CLI::App* check = fleet->add_subcommand(
+      "check",
+      "Prove every worker of a training job runs the same stack before training starts.\n"
+      "Pipeline: probe this node (or --fingerprint FILE) [+ --golden-run] -> digest -> gather over the\n"
+      "chief's rendezvous store -> compare (the chief) -> the same verdict on every worker.\n\n"
+      "Every worker runs it, e.g. as a Kubernetes init container in the trainer's own image, with the\n"
+      "trainer's TF_CONFIG: the chief (the \"chief\" task, else worker 0) serves a small store on its\n"
+      "TF_CONFIG address for the check, then frees the port for the trainer. Workers send only a digest\n"
+      "(and their full fingerprint when it differs from the chief's), so the traffic per worker does\n"
+      "not grow with the fleet. Every worker prints the same report: the fields that differ, their\n"
+      "values and which workers hold each.\n\n"
+      "TF_CONFIG (the trainer's; the chief's address is the store's):\n"
+      "  {\"cluster\": {\"chief\": [\"10.0.0.1:2222\"], \"worker\": [\"10.0.0.2:2222\", \"10.0.0.3:2222\"]},\n"
+      "   \"task\": {\"type\": \"worker\", \"index\": 0}}\n"
+      "Without TF_CONFIG: --rank R --world-size N --rendezvous HOST:PORT.\n\n"
+      "Exit codes: 0 every worker matches; 1 the stacks differ (a field, --expect, or a golden run\n"
+      "suspect); 3 workers missing after --timeout (a worker whose chief never answers reports the\n"
+      "chief missing); 2 invalid input (flags, TF_CONFIG, --expect file); 6 transport (the store's\n"
+      "port in use, the chief lost mid-way); 70 internal.\n\n"
+      "Examples:\n"
+      "  TF_CONFIG=... imgtool fleet check --timeout 600 --golden-run --no-hash-cache\n"
+      "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"
+      "  imgtool probe -o node.json && imgtool fleet check --fingerprint node.json ...");
+  check->add_flag("--json", f->json, "Print the verdict as JSON, with this worker's traffic and timings (stats)");
+  check->add_option("--timeout", f->timeout_s, "Seconds the chief waits for every worker (and a worker for the chief)")
+      ->capture_default_str();
+  auto note = [f](const std::string& name) {
+    return [f, name](const std::string&) { f->cluster_flags.push_back(name); };
+  };
+  check->add_option("--rank", f->rank, "This worker's rank (without TF_CONFIG)")
+      ->check(CLI::NonNegativeNumber)
+      ->each(note("--rank"));
+  check->add_option("--world-size", f->world_size, "Number of workers (without TF_CONFIG)")
+      ->check(CLI::PositiveNumber)
+      ->each(note("--world-size"));
+  check->add_option("--rendezvous", f->rendezvous, "HOST:PORT where rank 0 serves the store (without TF_CONFIG)")
+      ->each(note("--rendezvous"));
+  check->add_option("--host", f->host, "This worker's address (without TF_CONFIG; default the rendezvous host)")
+      ->each(note("--host"));
+  check->add_option("--expect", f->expect,
+                    "Also hold every worker to a golden build: /etc/imgtool/stack.json or an imgtool build record");
+  check->add_option("--ignore", f->ignore,
+                    "A field not to compare (repeatable; a trailing * is a prefix: 'env.NCCL_*')");
+  check->add_flag("--golden-run", f->golden_run,
+                  "Also train a few deterministic steps on this worker's CPU; workers whose weights differ from "
+                  "the majority's are suspects");
+  check->add_option("--golden-steps", f->golden_steps, "Steps of the golden run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  check->add_option("--fingerprint", f->fingerprint, "Use this fingerprint (imgtool probe -o FILE) instead of probing");
+  check->add_option("--image-digest", f->image_digest,
+                    "The image's digest, which a container cannot see (default: $IMGTOOL_IMAGE_DIGEST)");
+  check->add_option("--stack-json", f->stack_json, "The image's stack record")->capture_default_str();
+  auto* cache = check->add_option("--hash-cache", f->hash_cache,
+                                  "Remember library hashes here (default: $XDG_CACHE_HOME/imgtool/probe)");
+  check->add_flag("--no-hash-cache", f->no_hash_cache, "Hash every library, remember nothing")->excludes(cache);
+  check->callback([f, &run] { run = [f] { return RunCheck(*f); }; });
+}
+
 }  // namespace imgtool::cli

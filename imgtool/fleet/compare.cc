@@ -1,1 +1,193 @@
+// Compare: digests and one fingerprint per distinct digest -> the verdict. The rules are
+// listed in compare.h; the report (report.cc), the wire form (wire.cc) and --expect
+// parsing (expect.cc) live beside it. Not here: any I/O or clock.
 #include "fleet/compare.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <string_view>
+#include <utility>
+
+namespace imgtool::fleet {
+
+namespace {
+
+// Ranks of one digest and that digest's fingerprint.
+struct DigestGroup {
+  std::string digest;
+  const Fingerprint* fp = nullptr;
+  std::vector<int> ranks;  // ascending
+};
+
+// Largest group first; ties: smallest first rank first.
+template <typename G>
+void SortGroups(std::vector<G>& groups) {
+  std::sort(groups.begin(), groups.end(), [](const G& a, const G& b) {
+    if (a.ranks.size() != b.ranks.size()) return a.ranks.size() > b.ranks.size();
+    return a.ranks.front() < b.ranks.front();
+  });
+}
+
+// Where a field sorts in the report: the order of fingerprint.h's list, so the image and
+// the CUDA stack come before GPU details and environment variables.
+std::pair<int, std::string_view> FieldOrder(std::string_view field) {
+  static constexpr std::array<std::string_view, 17> kExact = {"fingerprint",
+                                                              "image.digest",
+                                                              "image.stack_json",
+                                                              "os.release",
+                                                              "os.kernel",
+                                                              "os.glibc",
+                                                              "driver.version",
+                                                              "cuda.driver_api",
+                                                              "cuda.runtime",
+                                                              "cublas",
+                                                              "cudnn",
+                                                              "nccl",
+                                                              "gpu.count",
+                                                              "gpu.model",
+                                                              "gpu.sm_count",
+                                                              "gpu.memory_mib",
+                                                              "gpu.compute_capability"};
+  for (size_t i = 0; i < kExact.size(); ++i) {
+    if (field == kExact[i]) return {static_cast<int>(i), ""};
+  }
+  // Then families, each sorted by name; golden_run last: it is the consequence.
+  int base = static_cast<int>(kExact.size());
+  if (field.starts_with("gpu.")) return {base, field};
+  if (field.starts_with("lib.")) return {base + 1, field};
+  if (field.starts_with("env.")) return {base + 2, field};
+  if (field.starts_with("golden_run.")) return {base + 4, field};
+  return {base + 3, field};
+}
+
+// The values of `field` across the digest groups, groups of equal value merged.
+std::vector<ValueGroup> ValuesOf(const std::string& field, const std::vector<DigestGroup>& groups) {
+  std::map<std::string, std::vector<int>> by_value;
+  for (const auto& g : groups) {
+    auto it = g.fp->fields.find(field);
+    auto& ranks = by_value[it == g.fp->fields.end() ? std::string(kAbsent) : it->second];
+    ranks.insert(ranks.end(), g.ranks.begin(), g.ranks.end());
+  }
+  std::vector<ValueGroup> out;
+  for (auto& [value, ranks] : by_value) {
+    std::sort(ranks.begin(), ranks.end());
+    out.push_back({value, std::move(ranks)});
+  }
+  SortGroups(out);
+  return out;
+}
+
+bool IsVersionField(std::string_view field) {
+  return field == "cuda.runtime" || field == "cublas" || field == "cudnn" || field == "nccl" ||
+         field == "driver.version" || field == "cuda.driver_api";
+}
+
+// "13.0" is a dotted prefix of "13.0.96"; "13.0" is not one of "13.01".
+bool DottedPrefix(std::string_view prefix, std::string_view s) {
+  return !prefix.empty() && s.size() > prefix.size() && s.substr(0, prefix.size()) == prefix && s[prefix.size()] == '.';
+}
+
+}  // namespace
+
+bool ExpectedValueMatches(const std::string& field, const std::string& expected, const std::string& value) {
+  if (expected == value) return true;
+  return IsVersionField(field) && (DottedPrefix(expected, value) || DottedPrefix(value, expected));
+}
+
+int Verdict::ExitCode() const {
+  if (!missing.empty()) return 3;
+  return ok() ? 0 : 1;
+}
+
+Result<Verdict> Compare(const CompareInput& input) {
+  Verdict v;
+  v.expected_workers = static_cast<int>(input.workers.size());
+  v.workers = input.workers;
+  std::set<int> known;
+  for (const auto& w : input.workers) {
+    if (!known.insert(w.rank).second) {
+      return MakeError(ErrorKind::kInternal, "compare: rank " + std::to_string(w.rank) + " is listed twice");
+    }
+  }
+
+  std::map<std::string, DigestGroup> by_digest;
+  for (const auto& [rank, digest] : input.digests) {
+    if (!known.count(rank)) {
+      return MakeError(ErrorKind::kInternal,
+                       "compare: rank " + std::to_string(rank) + " sent a fingerprint but is not a worker");
+    }
+    auto full = input.full.find(digest);
+    if (full == input.full.end()) {
+      return MakeError(ErrorKind::kInternal,
+                       "compare: no fingerprint for " + digest + " (of rank " + std::to_string(rank) + ")");
+    }
+    auto& g = by_digest[digest];
+    g.digest = digest;
+    g.fp = &full->second;
+    g.ranks.push_back(rank);  // input.digests is ordered by rank: ranks stay ascending
+  }
+  for (const auto& w : input.workers) {
+    if (!input.digests.count(w.rank)) v.missing.push_back(w.rank);
+  }
+  std::sort(v.missing.begin(), v.missing.end());
+
+  std::vector<DigestGroup> groups;
+  for (auto& [digest, g] : by_digest) groups.push_back(std::move(g));
+  SortGroups(groups);
+  if (groups.size() == 1) v.notes["fingerprint"] = groups.front().digest;
+
+  // The fields worth looking at: all of them when digests differ, else only --expect's.
+  std::set<std::string> names;
+  if (groups.size() > 1) {
+    for (const auto& g : groups) {
+      for (const auto& [field, value] : g.fp->fields) {
+        if (!FieldIgnored(field, input.ignore)) names.insert(field);
+      }
+    }
+  }
+  if (!groups.empty()) {
+    for (const auto& [field, value] : input.expected) {
+      if (!FieldIgnored(field, input.ignore)) names.insert(field);
+    }
+  }
+  std::vector<std::string> ordered(names.begin(), names.end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const std::string& a, const std::string& b) { return FieldOrder(a) < FieldOrder(b); });
+
+  bool fields_differ = false;
+  for (const auto& field : ordered) {
+    FieldDiff d{field, ValuesOf(field, groups), std::nullopt};
+    bool differs = d.groups.size() > 1;
+    bool off_expect = false;
+    if (auto e = input.expected.find(field); e != input.expected.end()) {
+      d.expected = e->second;
+      for (const auto& vg : d.groups) {
+        // The probe hashes the libraries it loads; stack.json lists a package's every file.
+        if (vg.value == kAbsent && field.starts_with("lib.")) continue;
+        if (!ExpectedValueMatches(field, e->second, vg.value)) off_expect = true;
+      }
+    }
+    fields_differ = fields_differ || differs;
+    if (differs || off_expect) v.diffs.push_back(std::move(d));
+  }
+  // Digests differ but no compared field does (different --ignore lists): fail closed.
+  if (groups.size() > 1 && !fields_differ) {
+    FieldDiff d{"fingerprint", {}, std::nullopt};
+    for (const auto& g : groups) d.groups.push_back({g.digest, g.ranks});
+    v.diffs.insert(v.diffs.begin(), std::move(d));
+    v.notes["hint"] = "the digests differ but no compared field does: do all workers run with the same --ignore?";
+  }
+
+  for (const auto& d : v.diffs) {
+    if (d.field != "golden_run.weights" || d.groups.size() < 2) continue;
+    bool majority = d.groups[0].ranks.size() > d.groups[1].ranks.size();
+    for (size_t i = majority ? 1 : 0; i < d.groups.size(); ++i) {
+      v.suspects.insert(v.suspects.end(), d.groups[i].ranks.begin(), d.groups[i].ranks.end());
+    }
+    std::sort(v.suspects.begin(), v.suspects.end());
+  }
+  return v;
+}
+
+}  // namespace imgtool::fleet

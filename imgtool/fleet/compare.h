@@ -4,8 +4,28 @@
 //
 // Scale: workers exchange only digests; full fingerprints move once per distinct digest,
 // so when all match the chief reads N digests and one fingerprint.
+//
+// The rules, in one place:
+//   - arrived workers are grouped by digest; with more than one group, every compared
+//     field (not --ignore'd) whose value differs between groups is a FieldDiff, its
+//     groups expanded to ranks ("(absent)" where a worker lacks the field);
+//   - digests that differ while no compared field does (workers ran with different
+//     --ignore lists) still fail: a FieldDiff "fingerprint" lists the digests;
+//   - --expect: a field whose value differs from the expectation on any worker is a
+//     FieldDiff with `expected` set and every value group listed, matching ones too, so
+//     the table shows who is right. Versions match as dotted prefixes either way
+//     (ExpectedValueMatches); lib.* expectations skip workers that did not load that
+//     library (the probe hashes what it loads, stack.json lists a package's every file);
+//   - golden_run.weights differing: suspects are the ranks outside the largest group when
+//     that group is strictly the largest; on a tie there is no majority and every
+//     arrived rank is a suspect;
+//   - "the majority" in the summary is the largest group of a FieldDiff, when strictly
+//     largest (a plurality, not necessarily more than half).
+// Diffs come in the order of the fingerprint's field list (fingerprint.h): image, os,
+// driver, CUDA libraries, GPU, lib.*, env.*, anything else, golden_run last.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,18 +41,26 @@ struct WorkerId {
   int rank = 0;
   std::string name;     // "worker 1", "chief 0" (TF_CONFIG type and index)
   std::string address;  // "10.0.0.2:2222", or "" in flag mode
+
+  friend bool operator==(const WorkerId&, const WorkerId&) = default;
 };
 
 // Workers holding one value of one field, ranks ascending.
 struct ValueGroup {
   std::string value;  // "(absent)" when the field is missing on those workers
   std::vector<int> ranks;
+
+  friend bool operator==(const ValueGroup&, const ValueGroup&) = default;
 };
+
+inline constexpr const char* kAbsent = "(absent)";
 
 struct FieldDiff {
   std::string field;
-  std::vector<ValueGroup> groups;   // largest group first; ties: smallest first rank first
+  std::vector<ValueGroup> groups;       // largest group first; ties: smallest first rank first
   std::optional<std::string> expected;  // the golden build's value, when --expect named it
+
+  friend bool operator==(const FieldDiff&, const FieldDiff&) = default;
 };
 
 struct Verdict {
@@ -42,14 +70,24 @@ struct Verdict {
   std::vector<FieldDiff> diffs;   // fields that differ between arrived workers or from --expect
   // With --golden-run: ranks whose golden_run.weights differs from the majority's.
   std::vector<int> suspects;
-  std::map<std::string, std::string> notes;  // e.g. "golden_run.seconds" -> "0.41"
+  // e.g. "golden_run.seconds" -> "0.41"; Compare sets "fingerprint" -> the common digest
+  // when every arrived worker has the same one.
+  std::map<std::string, std::string> notes;
   bool ok() const { return missing.empty() && diffs.empty() && suspects.empty(); }
-  // 0 all match; 1 stacks differ (fields, --expect or golden run); 3 workers missing.
+  // 0 all match; 1 stacks differ (fields, --expect or golden run); 3 workers missing
+  // (takes precedence: a partial fleet proves nothing).
   int ExitCode() const;
-  // One line: "fleet check: 4 of 4 workers match (sha256:ab12...)" /
-  // "fleet check: MISMATCH: 2 fields differ; worker 1 differs from the majority" /
-  // "fleet check: 3 of 4 arrived; missing: worker 1 (10.0.0.2:2222)".
+  // One line, workers named by WorkerId::name (long lists cut: "... and 12 more"):
+  //   "fleet check: OK: 4 of 4 workers match (fingerprint sha256:ab12cd34ef56)"
+  //   "fleet check: MISMATCH: 2 fields differ (nccl, env.NCCL_ALGO); worker 1 differs
+  //    from the majority"                    ("; golden run suspects: worker 1" when any)
+  //   "fleet check: MISMATCH: 1 field differs (nccl); no majority (2 and 2 workers)"
+  //   "fleet check: MISMATCH: 1 field differs (nccl); all 4 workers differ from --expect"
+  //   "fleet check: 3 of 4 arrived; missing: worker 1 (10.0.0.2:2222), worker 3
+  //    (10.0.0.4:2222)"                      ("; 1 field differs among them (nccl)" when any)
   std::string Summary() const;
+
+  friend bool operator==(const Verdict&, const Verdict&) = default;
 };
 
 struct CompareInput {
@@ -61,24 +99,64 @@ struct CompareInput {
   std::map<std::string, std::string> expected;
 };
 
-// Errors when a digest has no full fingerprint in `full` (a protocol bug, kInternal).
+// Errors when a digest has no full fingerprint in `full`, or a rank is not one of
+// `workers` (a protocol bug, kInternal).
 Result<Verdict> Compare(const CompareInput& input);
 
-// Fields a golden build promises, from /etc/imgtool/stack.json content or from a build
-// record (the imgtool build output JSON, which carries the stack and the image digest):
-// cuda.runtime, cublas, cudnn, nccl versions (as "13.0.88" style strings, compared as
-// dotted prefixes like the build's pins), lib.<file> hashes, image.digest when known.
+// The --expect rule for one field. Versions (cuda.runtime, cublas, cudnn, nccl,
+// driver.version, cuda.driver_api) match when equal or when one is a dotted prefix of the
+// other: a pin "13.0" and a reported "13.0"; stack.json's package "13.0.96" and
+// cudaRuntimeGetVersion's "13.0"; cuDNN "9.19.0.56" and "9.19.0". Every other field
+// (image.digest, lib.*, ...) must be equal.
+bool ExpectedValueMatches(const std::string& field, const std::string& expected, const std::string& value);
+
+// Fields a golden build promises, from one of
+//   /etc/imgtool/stack.json content: cuda -> cuda.runtime, cublas, cudnn, nccl, driver ->
+//     driver.version (each the package's upstream version when a package provides it,
+//     else the pin), every library -> lib.<file name> = "sha256:<hex>", and, when the text
+//     is the file byte for byte as the build wrote it (canonical JSON and a newline),
+//     image.stack_json = its sha256;
+//   an imgtool build record (OUTPUT.build.json): image.digest = outputs.manifest.digest;
+//   `imgtool build --json` output: image.digest = digest.
+// A build record or build output with a "stack" member (stack.json's content) adds its
+// fields too. Anything else is kInvalidInput naming the path.
 Result<std::map<std::string, std::string>> ExpectedFields(const std::string& json_text);
 
-// The report for people: the summary line, then one table row per differing field
-// (field | value | workers), largest group first, and a final OK / FAILED line.
+// The report for people: the summary line, then one table row per value of each
+// differing field, largest group first (FIELD, VALUE, WORKERS; "(expected)" rows under
+// --expect; runs of 3+ consecutive workers as "worker 0-99"), then the missing workers,
+// the golden run suspects, the notes, and a final "OK" or "FAILED (exit N)". Control
+// characters in values are shown escaped ("\x1b") so a hostile value cannot drive the
+// terminal. Example:
+//   fleet check: MISMATCH: 1 field differs (nccl); worker 1 differs from the majority
+//
+//   FIELD  VALUE   WORKERS
+//   nccl   2.28.9  worker 0, worker 2, worker 3
+//          2.19.3  worker 1
+//
+//   FAILED (exit 1)
 std::string RenderText(const Verdict& v);
 // The same for machines: {"ok", "exit_code", "summary", "expected_workers", "arrived",
 // "missing": [{rank,name,address}], "diffs": [{field, expected?, groups: [{value, ranks,
-// workers: [names]}]}], "suspects": [...], "notes": {...}}.
+// workers: [names]}]}], "suspects": [{rank,name,address}], "notes": {...}}.
 oci::Json RenderJson(const Verdict& v);
-// The verdict moves from the chief to every worker as this JSON; FromJson is strict.
-std::string VerdictToWire(const Verdict& v);
-Result<Verdict> VerdictFromWire(const std::string& text);
+
+// The verdict moves from the chief to every worker as canonical JSON, rank lists as
+// [first, last] runs so a 10,000-worker verdict with one outlier stays small:
+//   {"version":1, "expected_workers":N, "workers":[{rank,name,address}] (unless kOmit),
+//    "missing":[[a,b]...], "diffs":[{field, expected?, groups:[{value, ranks:[[a,b]...]}]}],
+//    "suspects":[[a,b]...], "notes":{...}}
+// kOmit leaves out the workers (O(N) bytes): every worker knows the cluster already and
+// passes its own list to VerdictFromWire.
+enum class WireWorkers { kInclude, kOmit };
+inline constexpr size_t kMaxWireBytes = 64u << 20;
+inline constexpr int kMaxWorkers = 1 << 20;
+std::string VerdictToWire(const Verdict& v, WireWorkers workers = WireWorkers::kInclude);
+// Strict and bounded (the text comes over the network): unknown keys, wrong types,
+// ranks out of range or listed twice in one field, oversize strings are kInvalidInput
+// naming the path ("$.diffs[0].groups[1].ranks[0]: rank 7 is not a worker"). `workers`
+// fills in a verdict sent with kOmit; when the text carries workers too, they must equal
+// `workers` (kIntegrity: the chief sees another cluster).
+Result<Verdict> VerdictFromWire(const std::string& text, const std::vector<WorkerId>& workers = {});
 
 }  // namespace imgtool::fleet

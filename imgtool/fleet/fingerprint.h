@@ -17,6 +17,7 @@
 // An absent library reports "absent" (the probe runs on nodes without a GPU).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,18 +32,30 @@ struct Fingerprint {
   std::map<std::string, std::string> node;    // per node, never compared
 };
 
-// {"fields": {...}, "node": {...}} (keys sorted by nlohmann's map).
+// Bounds of a fingerprint read from elsewhere (a file, a worker over the network).
+inline constexpr size_t kMaxFingerprintEntries = 4096;  // in "fields", and in "node"
+inline constexpr size_t kMaxFieldNameBytes = 256;
+inline constexpr size_t kMaxFieldValueBytes = 4096;
+inline constexpr size_t kMaxFingerprintBytes = 64u << 20;  // the JSON text
+
+// {"fields": {...}, "node": {...}} (keys sorted by nlohmann's map). Values must be valid
+// UTF-8 to serialize (the probe escapes what is not).
 oci::Json ToJson(const Fingerprint& fp);
 // Strict: an object with "fields" (and optionally "node"), each an object of strings;
 // anything else is kInvalidInput naming the path ("$.fields.nccl: not a string").
-// Bounded: at most 4096 fields, keys <= 256 bytes, values <= 4096 bytes.
+// Bounded: at most 4096 entries each, keys 1..256 bytes, values <= 4096 bytes.
+// Other top-level keys (the probe's "timings", ...) are ignored, except "digest": when
+// present it must equal FingerprintDigest(fp, {}), or the file was edited (kIntegrity).
 Result<Fingerprint> FingerprintFromJson(const std::string& text);
 
-// An --ignore pattern: an exact field name, or a prefix ending in '*' ("env.NCCL_*").
+// An --ignore pattern: an exact field name, or a prefix ending in '*' ("env.NCCL_*";
+// "*" alone ignores everything).
 bool FieldIgnored(const std::string& field, const std::vector<std::string>& ignore);
 
 // "sha256:<hex>" of the canonical JSON of `fields` without the ignored ones. Equal
-// digests mean equal compared fields; it is what workers exchange first.
+// digests mean equal compared fields; it is what workers exchange first. Node fields
+// never count. (Fields that are not valid UTF-8 have no canonical JSON: they are hashed
+// in a length-prefixed form instead, so distinct bytes still give distinct digests.)
 std::string FingerprintDigest(const Fingerprint& fp, const std::vector<std::string>& ignore);
 
 }  // namespace imgtool::fleet

@@ -1,1 +1,292 @@
+// The fleet check's exchange (protocol in gather.h). Keys in the store:
+//   fp/<rank>         that worker's fingerprint digest (it arrived)
+//   fpfull/<digest>   one full fingerprint with that digest (canonical-ish JSON, ToJson)
+//   verdict           the chief's verdict (VerdictToWire without the worker list), or
+//                     "error <kind> <message>" when the chief could not reach one
+//   ack/<rank>        that worker has read the verdict: the chief may stop the store
+// It is not a membership service: the cluster is what TF_CONFIG (or the flags) say.
 #include "fleet/gather.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+
+#include "cluster/tcp_store.h"
+
+namespace imgtool::fleet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// A worker waits for the verdict this much longer than the chief waits for the workers:
+// the chief's wait began before the worker connected, and Compare takes a moment.
+constexpr auto kVerdictMargin = std::chrono::seconds(10);
+// How long the chief keeps serving for workers that have yet to read the verdict.
+constexpr auto kAckGrace = std::chrono::seconds(5);
+// The chief connects to its own store; anything slower than this is not going to work.
+constexpr auto kSelfConnect = std::chrono::seconds(5);
+// With a progress callback, the chief's wait is cut in slices this long to report.
+constexpr auto kProgressEvery = std::chrono::seconds(1);
+constexpr char kVerdictKey[] = "verdict";
+constexpr char kErrorPrefix[] = "error ";
+
+std::string FpKey(int rank) { return "fp/" + std::to_string(rank); }
+std::string FullKey(const std::string& digest) { return "fpfull/" + digest; }
+std::string AckKey(int rank) { return "ack/" + std::to_string(rank); }
+
+std::string Secs(milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%gs", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
+std::string StoreAddress(const trainer::ClusterConfig& c) {
+  bool v6 = c.store.host.find(':') != std::string::npos;
+  return (v6 ? "[" + c.store.host + "]" : c.store.host) + ":" + std::to_string(c.store.port);
+}
+
+// "chief 0 at 10.0.0.1:2222": how reports name the chief.
+std::string ChiefName(const std::vector<WorkerId>& workers, const trainer::ClusterConfig& c) {
+  return workers[0].name + " at " + (workers[0].address.empty() ? StoreAddress(c) : workers[0].address);
+}
+
+milliseconds Left(Clock::time_point deadline) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+// The verdict a worker reports when the chief never answered: the same report format as
+// any missing worker (exit 3), with the reason as a note.
+Verdict ChiefMissing(const std::vector<WorkerId>& workers, const std::string& why) {
+  Verdict v;
+  v.expected_workers = static_cast<int>(workers.size());
+  v.workers = workers;
+  v.missing = {0};
+  v.notes["chief"] = why;
+  return v;
+}
+
+// The full fingerprint as stored; invalid UTF-8 (which the probe escapes) cannot throw.
+std::string FullJson(const Fingerprint& fp) {
+  return ToJson(fp).dump(-1, ' ', false, oci::Json::error_handler_t::replace);
+}
+
+std::string ErrorToWire(const Error& e) {
+  return kErrorPrefix + std::to_string(static_cast<int>(e.kind)) + " " + e.message;
+}
+
+Error ErrorFromWire(const std::string& text) {
+  std::string rest = text.substr(sizeof(kErrorPrefix) - 1);
+  size_t space = rest.find(' ');
+  int kind = space == std::string::npos ? -1 : std::atoi(rest.substr(0, space).c_str());
+  if (kind < static_cast<int>(ErrorKind::kInvalidInput) || kind > static_cast<int>(ErrorKind::kInternal)) {
+    return MakeError(ErrorKind::kInternal, "a malformed error: " + text.substr(0, 200));
+  }
+  return MakeError(static_cast<ErrorKind>(kind), rest.substr(space + 1));
+}
+
+struct Exchange {
+  const trainer::ClusterConfig& cluster;
+  const GatherOptions& options;
+  std::vector<WorkerId> workers;
+  std::string digest;  // this worker's
+  std::unique_ptr<trainer::TcpStoreClient> client;
+  int distinct = 0;
+
+  void Progress(const std::string& line) const {
+    if (options.progress) options.progress(line);
+  }
+
+  // Stores this worker's full fingerprint unless one with its digest is there already.
+  Status PublishFull(const Fingerprint& mine) {
+    auto has = client->Check(FullKey(digest));
+    if (!has.ok()) return has.error();
+    if (*has) return Status::Ok();
+    return client->Set(FullKey(digest), FullJson(mine));
+  }
+
+  // The chief: wait for everyone (or the timeout), compare, publish. The verdict
+  // returned is the one decoded from the wire, exactly what the workers decode.
+  Result<Verdict> Chief(const Fingerprint& mine, Clock::time_point deadline) {
+    // The full fingerprint first, then the digest: a digest anyone can read always has
+    // its fingerprint stored already.
+    IMGTOOL_TRY(client->Set(FullKey(digest), FullJson(mine)));
+    IMGTOOL_TRY(client->Set(FpKey(0), digest));
+    std::vector<std::string> waiting;
+    for (size_t r = 0; r < workers.size(); ++r) waiting.push_back(FpKey(static_cast<int>(r)));
+    for (;;) {
+      std::vector<std::string> missing;
+      milliseconds slice = Left(deadline);
+      if (options.progress) slice = std::min<milliseconds>(slice, kProgressEvery);
+      auto st = client->Wait(waiting, slice, &missing);
+      if (st.ok()) {
+        waiting.clear();
+        break;
+      }
+      if (st.error().kind != ErrorKind::kNotFound) return st.error();
+      waiting = missing;
+      if (Left(deadline) == milliseconds(0)) break;
+      Progress("waiting for " + std::to_string(waiting.size()) + " of " + std::to_string(workers.size()) + " workers");
+    }
+    std::set<std::string> absent(waiting.begin(), waiting.end());
+
+    CompareInput in;
+    in.workers = workers;
+    in.ignore = options.ignore;
+    in.expected = options.expected;
+    in.digests[0] = digest;
+    in.full[digest] = mine;
+    for (size_t r = 1; r < workers.size(); ++r) {
+      const int rank = static_cast<int>(r);
+      if (absent.count(FpKey(rank))) continue;
+      auto d = client->Get(FpKey(rank));
+      if (!d.ok()) return d.error();
+      if (!d->has_value()) return MakeError(ErrorKind::kInternal, FpKey(rank) + " vanished from the store");
+      const std::string& theirs = **d;
+      in.digests[rank] = theirs;
+      if (in.full.count(theirs)) continue;
+      auto text = client->Get(FullKey(theirs));
+      if (!text.ok()) return text.error();
+      if (!text->has_value()) {
+        return MakeError(ErrorKind::kInternal,
+                         workers[r].name + " published digest " + theirs.substr(0, 80) + " without its fingerprint");
+      }
+      auto fp = FingerprintFromJson(**text);
+      if (!fp.ok()) return fp.error().Context(workers[r].name + "'s fingerprint");
+      in.full[theirs] = std::move(*fp);
+    }
+    distinct = static_cast<int>(in.full.size());
+    auto v = Compare(in);
+    if (!v.ok()) return v.error();
+    std::string wire = VerdictToWire(*v, WireWorkers::kOmit);
+    IMGTOOL_TRY(client->Set(kVerdictKey, wire));
+    auto decoded = VerdictFromWire(wire, workers);
+    if (!decoded.ok()) return decoded.error().Context("decoding our own verdict");
+    return decoded;
+  }
+
+  // Every other worker: publish, wait for the chief's word.
+  Result<Verdict> Worker(const Fingerprint& mine) {
+    const int rank = cluster.rank;
+    const std::string chief = ChiefName(workers, cluster);
+    auto st = client->Wait({FpKey(0)}, options.timeout);
+    if (!st.ok()) {
+      if (st.error().kind != ErrorKind::kNotFound) return st.error().Context("waiting for " + chief);
+      return ChiefMissing(workers, chief + ": its store answered, but no fingerprint within " + Secs(options.timeout));
+    }
+    auto theirs = client->Get(FpKey(0));
+    if (!theirs.ok()) return theirs.error();
+    // Matching the chief is the common case, and then the chief has our fingerprint.
+    if (!theirs->has_value() || **theirs != digest) IMGTOOL_TRY(PublishFull(mine));
+    IMGTOOL_TRY(client->Set(FpKey(rank), digest));
+    Progress("waiting for the verdict of " + chief);
+
+    const milliseconds verdict_wait = options.timeout + kVerdictMargin;
+    st = client->Wait({kVerdictKey}, verdict_wait);
+    if (!st.ok()) {
+      if (st.error().kind != ErrorKind::kNotFound) {
+        return MakeError(st.error().kind, "lost " + chief + " before its verdict: " + st.error().message);
+      }
+      return ChiefMissing(workers, chief + ": no verdict within " + Secs(verdict_wait));
+    }
+    auto text = client->Get(kVerdictKey);
+    if (!text.ok()) return text.error();
+    if (!text->has_value()) return MakeError(ErrorKind::kInternal, "the verdict vanished from the store");
+    if ((*text)->rfind(kErrorPrefix, 0) == 0) return ErrorFromWire(**text).Context(chief + " failed");
+    auto v = VerdictFromWire(**text, workers);
+    if (!v.ok()) return v.error().Context("the verdict of " + chief);
+    (void)client->Set(AckKey(rank), "1");  // best effort: the chief stops waiting sooner
+    return v;
+  }
+};
+
+}  // namespace
+
+std::vector<WorkerId> WorkersOf(const trainer::ClusterConfig& cluster) {
+  std::vector<WorkerId> out;
+  for (size_t r = 0; r < cluster.tasks.size(); ++r) {
+    const auto& t = cluster.tasks[r];
+    out.push_back({static_cast<int>(r), t.type + " " + std::to_string(t.index), t.address});
+  }
+  return out;
+}
+
+Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Fingerprint& mine,
+                              const GatherOptions& options, GatherStats* stats) {
+  const auto start = Clock::now();
+  if (cluster.tasks.empty() || cluster.rank < 0 || cluster.rank >= static_cast<int>(cluster.tasks.size())) {
+    return MakeError(ErrorKind::kInvalidInput, "fleet check: rank " + std::to_string(cluster.rank) +
+                                                   " is not one of the cluster's " +
+                                                   std::to_string(cluster.tasks.size()) + " tasks");
+  }
+  Exchange x{cluster, options, WorkersOf(cluster), FingerprintDigest(mine, options.ignore), nullptr};
+  auto finish = [&](Result<Verdict> v) {
+    if (stats) {
+      *stats = GatherStats{};
+      if (x.client) {
+        stats->bytes_sent = x.client->bytes_sent();
+        stats->bytes_received = x.client->bytes_received();
+      }
+      stats->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      stats->distinct_digests = x.distinct;
+    }
+    return v;
+  };
+
+  if (x.workers.size() == 1) {  // nobody to compare with; --expect still applies
+    CompareInput in{x.workers, {{0, x.digest}}, {{x.digest, mine}}, options.ignore, options.expected};
+    x.distinct = 1;
+    return finish(Compare(in));
+  }
+
+  const std::string chief = ChiefName(x.workers, cluster);
+  if (cluster.rank == 0) {
+    const auto deadline = start + options.timeout;
+    auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port);
+    if (!server.ok()) {
+      return server.error().Context("fleet check: " + x.workers[0].name +
+                                    " serves the rendezvous store on the chief's address in TF_CONFIG "
+                                    "(or --rendezvous)");
+    }
+    auto client = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect);
+    if (!client.ok()) return client.error().Context("fleet check: " + chief + " connecting to its own store");
+    x.client = std::move(*client);
+    auto v = x.Chief(mine, deadline);
+    if (!v.ok()) {
+      (void)x.client->Set(kVerdictKey, ErrorToWire(v.error()));  // so the workers stop waiting
+      return finish(v.error());
+    }
+    auto result = finish(std::move(v));
+    // Serve until every arrived worker has read the verdict (or the grace ends); then
+    // `server` goes out of scope, which stops it and closes the port for the trainer.
+    std::vector<std::string> acks;
+    for (size_t r = 1; r < x.workers.size(); ++r) {
+      const int rank = static_cast<int>(r);
+      if (std::find(result->missing.begin(), result->missing.end(), rank) == result->missing.end()) {
+        acks.push_back(AckKey(rank));
+      }
+    }
+    (void)x.client->Wait(acks, std::min<milliseconds>(options.timeout, kAckGrace));
+    if (stats) {
+      stats->bytes_sent = x.client->bytes_sent();
+      stats->bytes_received = x.client->bytes_received();
+    }
+    x.client.reset();
+    return result;
+  }
+
+  auto client = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, options.timeout);
+  if (!client.ok()) {
+    // The cause only ("Connection refused"): the note must fit on a report line.
+    const std::string& why = client.error().message;
+    const size_t colon = why.rfind(": ");
+    return finish(ChiefMissing(x.workers, chief + ": no answer within " + Secs(options.timeout) + " (" +
+                                              (colon == std::string::npos ? why : why.substr(colon + 2)) + ")"));
+  }
+  x.client = std::move(*client);
+  auto v = x.Worker(mine);
+  return finish(std::move(v));
+}
+
+}  // namespace imgtool::fleet

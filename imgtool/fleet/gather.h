@@ -1,18 +1,28 @@
 // Gather: the fleet check's exchange over the trainer's rendezvous store (the same
 // TF_CONFIG parsing and TCP store the trainer uses, trainer/cluster). The chief (rank 0)
 // serves the store on the rendezvous address; then
-//   1. every worker SETs fp/<rank> = its fingerprint digest, and fpfull/<digest> = its
-//      full fingerprint only if no worker has stored that digest yet (CHECK first);
-//   2. the chief waits (until --timeout) for every fp/<rank>, reads one full fingerprint
-//      per distinct digest, runs Compare and SETs "verdict";
-//   3. every worker waits for "verdict", prints it, SETs ack/<rank>; the chief serves
-//      until every arrived worker has acked (or a short grace), then stops the store.
-// Bytes per worker when all match: one digest, one CHECK, one verdict (constant in N).
-// The chief reads N digests: its traffic grows linearly, nobody else's does.
+//   1. the chief SETs fpfull/<digest> (its full fingerprint) and fp/0 = its digest;
+//   2. every other worker waits for fp/0; when its own digest differs from the chief's it
+//      SETs fpfull/<digest> unless a worker with that digest already did (CHECK first);
+//      then fp/<rank> = its digest. A full fingerprint is always stored before its
+//      digest is published, so the chief never reads a digest it cannot explain;
+//   3. the chief waits (until --timeout) for every fp/<rank>, reads one full fingerprint
+//      per distinct digest, runs Compare and SETs "verdict" (without the worker list,
+//      which every worker derives from its own cluster config);
+//   4. every worker waits for "verdict", decodes it with its own worker list, SETs
+//      ack/<rank>; the chief serves until every arrived worker has acked (or 5 s), then
+//      stops the store, freeing the port for the trainer that runs next.
+// Bytes per worker when all match: a wait and a read of fp/0, one digest, one verdict
+// (constant in N). The chief reads N digests: its traffic grows linearly, nobody else's.
 // Waits are server-side (the store's WAIT op), so N waiting workers cost no polling.
+// A worker whose chief never answers (or never publishes) reports the chief as missing
+// (a verdict with missing = [0] and a "chief" note: exit 3), like any missing worker.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,23 +35,27 @@ namespace imgtool::fleet {
 
 struct GatherOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // --timeout
-  std::vector<std::string> ignore;                               // --ignore
-  std::map<std::string, std::string> expected;                   // --expect
+  std::vector<std::string> ignore;                              // --ignore
+  std::map<std::string, std::string> expected;                  // --expect
+  // Progress lines for people ("waiting for 3 of 4 workers"); the CLI prints them on a
+  // TTY. Called on the calling thread, about once a second while waiting.
+  std::function<void(const std::string&)> progress;
 };
 
 struct GatherStats {
-  uint64_t bytes_sent = 0;      // this worker's store traffic
+  uint64_t bytes_sent = 0;  // this worker's store traffic
   uint64_t bytes_received = 0;
-  double seconds = 0;           // from start to verdict
-  int distinct_digests = 0;     // seen by the chief (0 on other workers)
+  double seconds = 0;        // from start to verdict
+  int distinct_digests = 0;  // seen by the chief (0 on other workers)
 };
 
 // The names workers go by in reports: "chief 0", "worker 1", with their addresses.
 std::vector<WorkerId> WorkersOf(const trainer::ClusterConfig& cluster);
 
 // Every worker calls this with the same cluster; all return the same verdict. Errors:
-// the chief cannot listen (port in use: kTransport naming host:port), the chief is
-// unreachable within the timeout (kNotFound naming the chief), a malformed verdict.
+// the chief cannot listen (port in use: kTransport naming host:port), the connection to
+// the chief is lost mid-way (kTransport), a malformed verdict, or the chief's own error
+// (relayed to every worker). An unreachable chief is a verdict, not an error (above).
 Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Fingerprint& mine,
                               const GatherOptions& options, GatherStats* stats = nullptr);
 

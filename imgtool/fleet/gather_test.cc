@@ -1,2 +1,232 @@
-#include <gtest/gtest.h>
+// The gather end to end: each worker a thread with its own ClusterConfig on 127.0.0.1,
+// talking through a real store, fingerprints built in code.
 #include "fleet/gather.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include "cluster/tcp_store.h"
+
+namespace imgtool::fleet {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A port nobody listens on right now (the store binds it and lets it go).
+int FreePort() {
+  auto s = trainer::TcpStoreServer::Start("127.0.0.1", 0);
+  EXPECT_TRUE(s.ok());
+  return s.ok() ? (*s)->port() : 0;
+}
+
+Fingerprint Fp(int rank, const std::string& nccl = "2.28.9") {
+  Fingerprint fp;
+  fp.fields = {{"image.digest", "sha256:" + std::string(64, 'a')},
+               {"cuda.runtime", "13.0"},
+               {"nccl", nccl},
+               {"gpu.model", "NVIDIA H200"}};
+  fp.node = {{"hostname", "node-" + std::to_string(rank)}};
+  return fp;
+}
+
+struct Run {
+  std::vector<std::optional<Result<Verdict>>> verdicts;  // nullopt: that rank did not run
+  std::vector<GatherStats> stats;
+};
+
+// Runs ranks whose fingerprint is given (nullopt: the rank never starts) concurrently.
+Run RunFleet(const std::vector<std::optional<Fingerprint>>& fps, GatherOptions options = {}, int port = 0) {
+  const int n = static_cast<int>(fps.size());
+  if (port == 0) port = FreePort();
+  Run run;
+  run.verdicts.resize(fps.size());
+  run.stats.resize(fps.size());
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    if (!fps[static_cast<size_t>(r)]) continue;
+    threads.emplace_back([&, r] {
+      auto cluster = trainer::ClusterFromFlags(r, n, "127.0.0.1:" + std::to_string(port), "");
+      ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+      run.verdicts[static_cast<size_t>(r)] =
+          GatherVerdict(*cluster, *fps[static_cast<size_t>(r)], options, &run.stats[static_cast<size_t>(r)]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return run;
+}
+
+GatherOptions Quick(milliseconds timeout = milliseconds(10000)) {
+  GatherOptions o;
+  o.timeout = timeout;
+  return o;
+}
+
+// Every rank that ran got a verdict, all of them equal; returns it.
+Verdict SameVerdictEverywhere(const Run& run) {
+  std::optional<Verdict> first;
+  for (size_t r = 0; r < run.verdicts.size(); ++r) {
+    if (!run.verdicts[r]) continue;
+    const auto& v = *run.verdicts[r];
+    EXPECT_TRUE(v.ok()) << "rank " << r << ": " << v.error().message;
+    if (!v.ok()) continue;
+    if (!first) {
+      first = *v;
+    } else {
+      EXPECT_EQ(RenderText(*v), RenderText(*first)) << "rank " << r;
+      EXPECT_TRUE(*v == *first) << "rank " << r << " got another verdict";
+    }
+  }
+  return first.value_or(Verdict{});
+}
+
+TEST(Gather, FourIdenticalWorkersAllMatch) {
+  auto run = RunFleet({Fp(0), Fp(1), Fp(2), Fp(3)}, Quick());
+  Verdict v = SameVerdictEverywhere(run);
+  EXPECT_TRUE(v.ok()) << RenderText(v);
+  EXPECT_EQ(v.ExitCode(), 0);
+  EXPECT_EQ(v.expected_workers, 4);
+  ASSERT_EQ(v.workers.size(), 4u);
+  EXPECT_EQ(v.workers[3].name, "worker 3");
+  EXPECT_TRUE(v.missing.empty());
+  EXPECT_TRUE(v.diffs.empty());
+  EXPECT_EQ(run.stats[0].distinct_digests, 1);
+  EXPECT_EQ(run.stats[1].distinct_digests, 0);
+}
+
+TEST(Gather, OneWorkerDiffersAndEveryWorkerSaysWhich) {
+  auto run = RunFleet({Fp(0), Fp(1), Fp(2, "2.19.3"), Fp(3)}, Quick());
+  Verdict v = SameVerdictEverywhere(run);
+  EXPECT_EQ(v.ExitCode(), 1) << RenderText(v);
+  ASSERT_EQ(v.diffs.size(), 1u) << RenderText(v);
+  EXPECT_EQ(v.diffs[0].field, "nccl");
+  ASSERT_EQ(v.diffs[0].groups.size(), 2u);
+  EXPECT_EQ(v.diffs[0].groups[0], (ValueGroup{"2.28.9", {0, 1, 3}}));
+  EXPECT_EQ(v.diffs[0].groups[1], (ValueGroup{"2.19.3", {2}}));
+  EXPECT_EQ(run.stats[0].distinct_digests, 2);
+}
+
+// The chief is the odd one out, and two workers share another digest: their full
+// fingerprint is stored once and both are named.
+TEST(Gather, TheChiefDiffersAndTwoWorkersShareADigest) {
+  auto run = RunFleet({Fp(0, "2.19.3"), Fp(1), Fp(2), Fp(3, "2.27.0"), Fp(4)}, Quick());
+  Verdict v = SameVerdictEverywhere(run);
+  EXPECT_EQ(v.ExitCode(), 1);
+  ASSERT_EQ(v.diffs.size(), 1u) << RenderText(v);
+  ASSERT_EQ(v.diffs[0].groups.size(), 3u);
+  EXPECT_EQ(v.diffs[0].groups[0], (ValueGroup{"2.28.9", {1, 2, 4}}));
+  EXPECT_EQ(run.stats[0].distinct_digests, 3);
+}
+
+TEST(Gather, IgnoredFieldsDoNotCount) {
+  GatherOptions o = Quick();
+  o.ignore = {"nccl"};
+  auto run = RunFleet({Fp(0), Fp(1, "2.19.3"), Fp(2)}, o);
+  Verdict v = SameVerdictEverywhere(run);
+  EXPECT_TRUE(v.ok()) << RenderText(v);
+  EXPECT_EQ(run.stats[0].distinct_digests, 1);
+}
+
+TEST(Gather, AMissingWorkerIsNamedByEveryone) {
+  auto start = std::chrono::steady_clock::now();
+  auto run = RunFleet({Fp(0), Fp(1), Fp(2), std::nullopt}, Quick(milliseconds(1000)));
+  auto took = std::chrono::steady_clock::now() - start;
+  Verdict v = SameVerdictEverywhere(run);
+  EXPECT_EQ(v.ExitCode(), 3);
+  EXPECT_EQ(v.missing, std::vector<int>{3});
+  EXPECT_TRUE(v.diffs.empty());
+  // The chief waits its timeout, then everyone hears at once (not timeout + margin).
+  EXPECT_LT(took, milliseconds(8000));
+}
+
+TEST(Gather, AWorkerWhoseChiefNeverAnswersReportsTheChiefMissing) {
+  int port = FreePort();
+  auto cluster = trainer::ClusterFromFlags(1, 2, "127.0.0.1:" + std::to_string(port), "");
+  ASSERT_TRUE(cluster.ok());
+  GatherStats stats;
+  auto v = GatherVerdict(*cluster, Fp(1), Quick(milliseconds(300)), &stats);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->ExitCode(), 3);
+  EXPECT_EQ(v->missing, std::vector<int>{0});
+  ASSERT_TRUE(v->notes.count("chief"));
+  EXPECT_EQ(v->notes.at("chief"),
+            "worker 0 at 127.0.0.1:" + std::to_string(port) + ": no answer within 0.3s (Connection refused)");
+  EXPECT_EQ(stats.bytes_sent, 0u);
+}
+
+// The point of exchanging digests: a worker's traffic does not grow with the fleet.
+TEST(Gather, BytesPerWorkerDoNotGrowWithTheFleet) {
+  std::map<int, GatherStats> worker1;
+  for (int n : {2, 8}) {
+    std::vector<std::optional<Fingerprint>> fps;
+    for (int r = 0; r < n; ++r) fps.push_back(Fp(r));
+    auto run = RunFleet(fps, Quick());
+    EXPECT_TRUE(SameVerdictEverywhere(run).ok());
+    for (int r = 2; r < n; ++r) {  // ranks of one digit: the same key lengths
+      EXPECT_EQ(run.stats[static_cast<size_t>(r)].bytes_sent, run.stats[1].bytes_sent) << "rank " << r;
+      EXPECT_EQ(run.stats[static_cast<size_t>(r)].bytes_received, run.stats[1].bytes_received) << "rank " << r;
+    }
+    worker1[n] = run.stats[1];
+    std::printf("N=%d: worker 1 sent %llu B, received %llu B; the chief sent %llu B, received %llu B\n", n,
+                static_cast<unsigned long long>(run.stats[1].bytes_sent),
+                static_cast<unsigned long long>(run.stats[1].bytes_received),
+                static_cast<unsigned long long>(run.stats[0].bytes_sent),
+                static_cast<unsigned long long>(run.stats[0].bytes_received));
+  }
+  EXPECT_GT(worker1[2].bytes_sent, 0u);
+  EXPECT_EQ(worker1[2].bytes_sent, worker1[8].bytes_sent);
+  EXPECT_EQ(worker1[2].bytes_received, worker1[8].bytes_received);
+}
+
+TEST(Gather, PortInUseIsAClearError) {
+  auto squatter = trainer::TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(squatter.ok());
+  const int port = (*squatter)->port();
+  auto cluster = trainer::ClusterFromFlags(0, 2, "127.0.0.1:" + std::to_string(port), "");
+  ASSERT_TRUE(cluster.ok());
+  auto v = GatherVerdict(*cluster, Fp(0), Quick(milliseconds(500)));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().kind, ErrorKind::kTransport);
+  const std::string p = std::to_string(port);
+  EXPECT_EQ(v.error().message,
+            "fleet check: worker 0 serves the rendezvous store on the chief's address in TF_CONFIG "
+            "(or --rendezvous): store 127.0.0.1:" +
+                p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process listens there)");
+}
+
+// The trainer runs next on the same address: the check must leave the port free.
+TEST(Gather, TheStorePortIsFreeAfterwards) {
+  int port = FreePort();
+  auto run = RunFleet({Fp(0), Fp(1)}, Quick(), port);
+  SameVerdictEverywhere(run);
+  auto again = trainer::TcpStoreServer::Start("127.0.0.1", port);
+  EXPECT_TRUE(again.ok()) << again.error().message;
+}
+
+TEST(Gather, OneWorkerNeedsNoNetwork) {
+  auto cluster = trainer::ClusterFromFlags(0, 1, "", "");
+  ASSERT_TRUE(cluster.ok());
+  GatherStats stats;
+  auto v = GatherVerdict(*cluster, Fp(0), Quick(), &stats);
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_TRUE(v->ok());
+  EXPECT_EQ(v->expected_workers, 1);
+  EXPECT_EQ(stats.bytes_sent, 0u);
+}
+
+TEST(Gather, WorkersAreNamedAfterTheirTfConfigTasks) {
+  auto cluster = trainer::ParseTfConfig(
+      R"({"cluster": {"chief": ["10.0.0.1:2222"], "worker": ["10.0.0.2:2222", "10.0.0.3:2222"]},
+          "task": {"type": "worker", "index": 1}})");
+  ASSERT_TRUE(cluster.ok());
+  auto w = WorkersOf(*cluster);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0], (WorkerId{0, "chief 0", "10.0.0.1:2222"}));
+  EXPECT_EQ(w[1], (WorkerId{1, "worker 0", "10.0.0.2:2222"}));
+  EXPECT_EQ(w[2], (WorkerId{2, "worker 1", "10.0.0.3:2222"}));
+}
+
+}  // namespace
+}  // namespace imgtool::fleet

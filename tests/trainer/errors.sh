@@ -44,4 +44,12 @@ expect 4 "train-images-idx3-ubyte.gz: has 1 dimensions, expected 3" -- "$TRAINER
 
 expect 2 'world size 3 must divide --shards 8' -- "$TRAINER" "${SHORT[@]}" --world-size 3 --rank 0 \
   --rendezvous 127.0.0.1:1 --rendezvous-timeout 1
-expect 2 'the CUDA backend is not built' -- "$TRAINER" "${SHORT[@]}" --backend cuda
+# --backend cuda without a usable GPU refuses to start, saying why: the backend is not
+# built, or the CUDA runtime's reason there is no device. CUDA_VISIBLE_DEVICES hides any
+# GPU, so this holds on GPU machines too.
+rc=0
+env CUDA_VISIBLE_DEVICES= "$TRAINER" "${SHORT[@]}" --backend cuda >"$WORK/out" 2>"$WORK/err" || rc=$?
+[[ $rc == 2 ]] || fail "exit $rc (want 2) from --backend cuda without a device -- $(cat "$WORK/err")"
+grep -qE -- '--backend cuda: (the CUDA backend is not built|no CUDA device \(cudaGetDeviceCount: .+\))' "$WORK/err" ||
+  fail "--backend cuda without a device: unclear message: $(cat "$WORK/err")"
+pass "exit $rc: $(head -1 "$WORK/err")"

@@ -3,17 +3,30 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
 namespace trainer {
 namespace {
 
-enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3 };
+enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3, kWait = 4 };
+
+// Bounds on what a peer may ask for, so a garbled request cannot exhaust the server.
+constexpr uint32_t kMaxValue = 64u << 20;  // a store value is an address, not a payload
+constexpr uint32_t kMaxWaitKeys = 1u << 20;
+// The listen backlog: a whole fleet connects at once when the chief starts (the kernel
+// caps it at net.core.somaxconn); connections beyond it are retried by Connect.
+constexpr int kBacklog = 4096;
+// How long past a WAIT's own timeout a client waits for the reply before calling the
+// server silent (a chief whose host vanished without closing the connection).
+constexpr auto kWaitReplyGrace = std::chrono::seconds(10);
 
 Error Transport(const std::string& msg) { return MakeError(ErrorKind::kTransport, msg); }
 
@@ -61,7 +74,7 @@ bool ReadString(int fd, std::string* out) {
   uint8_t len[4];
   if (!ReadAll(fd, len, 4)) return false;
   uint32_t n = GetU32(len);
-  if (n > (64u << 20)) return false;  // a store value is an address, not a payload
+  if (n > kMaxValue) return false;
   out->resize(n);
   return n == 0 || ReadAll(fd, out->data(), n);
 }
@@ -94,10 +107,14 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   if (fd < 0) return Transport("store " + where + ": socket: " + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd, ai.list->ai_addr, ai.list->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
-    std::string err = std::strerror(errno);
+  if (::bind(fd, ai.list->ai_addr, ai.list->ai_addrlen) != 0 || ::listen(fd, kBacklog) != 0) {
+    int err = errno;
     ::close(fd);
-    return Transport("store " + where + ": cannot listen: " + err);
+    if (err == EADDRINUSE) {
+      return Transport("store " + where + ": cannot listen: port " + std::to_string(port) + " on " + host +
+                       " is in use (another process listens there)");
+    }
+    return Transport("store " + where + ": cannot listen: " + std::strerror(err));
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof(bound);
@@ -112,7 +129,11 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
 }
 
 TcpStoreServer::~TcpStoreServer() {
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  changed_.notify_all();  // wakes WAITs, which then close their connections
   ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
   accept_thread_.join();
   ::close(listen_fd_);
@@ -142,18 +163,48 @@ void TcpStoreServer::AcceptLoop() {
   }
 }
 
+std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto all_present = [&] {
+    return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) != 0; });
+  };
+  changed_.wait_for(lock, timeout, [&] { return stop_ || all_present(); });
+  if (stop_) return "";
+  std::string reply;
+  for (const auto& k : keys) reply.push_back(data_.count(k) != 0 ? 1 : 0);
+  return reply;
+}
+
 void TcpStoreServer::Serve(int fd) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   for (;;) {
     uint8_t op;
     std::string key, value;
-    if (!ReadAll(fd, &op, 1) || !ReadString(fd, &key)) break;
+    if (!ReadAll(fd, &op, 1)) break;
     std::string reply;
+    if (op == kWait) {
+      uint8_t word[4];
+      if (!ReadAll(fd, word, 4)) break;
+      uint32_t count = GetU32(word);
+      if (count > kMaxWaitKeys) break;
+      std::vector<std::string> keys(count);
+      bool read = true;
+      for (auto& k : keys) read = read && ReadString(fd, &k);
+      if (!read || !ReadAll(fd, word, 4)) break;
+      reply = AwaitKeys(keys, std::chrono::milliseconds(GetU32(word)));
+      if (reply.size() != keys.size()) break;  // stopping: close instead of replying
+      if (!WriteAll(fd, reply.data(), reply.size())) break;
+      continue;
+    }
+    if (!ReadString(fd, &key)) break;
     if (op == kSet) {
       if (!ReadString(fd, &value)) break;
-      std::lock_guard<std::mutex> lock(mu_);
-      data_[key] = value;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        data_[key] = value;
+      }
+      changed_.notify_all();
       reply.push_back(0);
     } else if (op == kGet || op == kCheck) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -210,12 +261,34 @@ TcpStoreClient::~TcpStoreClient() { ::close(fd_); }
 
 Status TcpStoreClient::Send(const std::string& bytes) {
   if (!WriteAll(fd_, bytes.data(), bytes.size())) return Transport("store " + where_ + ": connection lost");
+  bytes_sent_ += bytes.size();
   return Status::Ok();
 }
 
-Status TcpStoreClient::Recv(void* out, size_t n) {
+Status TcpStoreClient::Recv(void* out, size_t n, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (deadline) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      int rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT32_MAX)));
+      if (rc < 0 && errno == EINTR) continue;
+      if (rc == 0) return Transport("store " + where_ + ": the server did not reply in time");
+      break;  // readable, closed or failed: recv tells which
+    }
+  }
   if (!ReadAll(fd_, out, n)) return Transport("store " + where_ + ": connection lost");
+  bytes_received_ += n;
   return Status::Ok();
+}
+
+Result<std::string> TcpStoreClient::RecvString() {
+  uint8_t len[4];
+  TRAINER_TRY(Recv(len, 4));
+  uint32_t n = GetU32(len);
+  if (n > kMaxValue) return Transport("store " + where_ + ": a reply of " + std::to_string(n) + " bytes");
+  std::string value(n, '\0');
+  if (n > 0) TRAINER_TRY(Recv(value.data(), n));
+  return value;
 }
 
 Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
@@ -235,9 +308,9 @@ Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
   uint8_t found;
   TRAINER_TRY(Recv(&found, 1));
   if (!found) return std::optional<std::string>();
-  std::string value;
-  if (!ReadString(fd_, &value)) return Transport("store " + where_ + ": connection lost");
-  return std::optional<std::string>(std::move(value));
+  auto value = RecvString();
+  if (!value.ok()) return value.error();
+  return std::optional<std::string>(std::move(*value));
 }
 
 Result<bool> TcpStoreClient::Check(const std::string& key) {
@@ -251,23 +324,35 @@ Result<bool> TcpStoreClient::Check(const std::string& key) {
 
 Status TcpStoreClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
                             std::vector<std::string>* missing) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    std::vector<std::string> absent;
-    for (const auto& k : keys) {
-      auto has = Check(k);
-      if (!has.ok()) return has.error();
-      if (!*has) absent.push_back(k);
-    }
-    if (absent.empty()) return Status::Ok();
-    if (std::chrono::steady_clock::now() >= deadline) {
-      if (missing) *missing = absent;
-      std::string list;
-      for (const auto& k : absent) list += (list.empty() ? "" : ", ") + k;
-      return MakeError(ErrorKind::kNotFound, "store " + where_ + ": timed out after " + Seconds(timeout) + " waiting for " + list);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (keys.empty()) return Status::Ok();
+  if (keys.size() > kMaxWaitKeys) {
+    return MakeError(ErrorKind::kInvalidInput, "store: waiting for " + std::to_string(keys.size()) + " keys");
   }
+  auto ms = std::clamp<int64_t>(timeout.count(), 0, UINT32_MAX);
+  std::string req(1, static_cast<char>(kWait));
+  PutU32(&req, static_cast<uint32_t>(keys.size()));
+  for (const auto& k : keys) {
+    PutU32(&req, static_cast<uint32_t>(k.size()));
+    req += k;
+  }
+  PutU32(&req, static_cast<uint32_t>(ms));
+  std::string found(keys.size(), '\0');
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TRAINER_TRY(Send(req));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms) + kWaitReplyGrace;
+    TRAINER_TRY(Recv(found.data(), found.size(), deadline));
+  }
+  std::vector<std::string> absent;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!found[i]) absent.push_back(keys[i]);
+  }
+  if (absent.empty()) return Status::Ok();
+  if (missing) *missing = absent;
+  std::string list;
+  for (const auto& k : absent) list += (list.empty() ? "" : ", ") + k;
+  return MakeError(ErrorKind::kNotFound,
+                   "store " + where_ + ": timed out after " + Seconds(timeout) + " waiting for " + list);
 }
 
 }  // namespace trainer

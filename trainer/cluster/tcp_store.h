@@ -6,11 +6,18 @@
 //
 // Wire format, all integers little-endian u32:
 //   request  = op:u8 key_len key [value_len value]      op 1 SET, 2 GET, 3 CHECK
+//            | op:u8 count (key_len key){count} timeout_ms   op 4 WAIT
 //   reply    = SET: u8 0   GET: u8 found [len bytes]   CHECK: u8 found
+//              WAIT: u8 found per key, sent once every key exists or timeout_ms passed
+// WAIT blocks on the server (a thread per connection sleeps on a condition variable that
+// every SET and the server's shutdown wake), so N waiting workers cost no polling. A
+// server shutting down closes the connection instead of replying.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,12 +44,15 @@ class TcpStoreServer {
   TcpStoreServer() = default;
   void AcceptLoop();
   void Serve(int fd);
+  // Blocks until every key exists, the deadline passes or the server stops; the reply.
+  std::string AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
 
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread accept_thread_;
   std::mutex mu_;  // guards data_, conns_, conn_threads_
+  std::condition_variable changed_;  // a SET happened, or stop_
   std::map<std::string, std::string> data_;
   std::vector<int> conns_;
   std::vector<std::thread> conn_threads_;
@@ -60,19 +70,28 @@ class TcpStoreClient {
   Status Set(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> Get(const std::string& key);
   Result<bool> Check(const std::string& key);
-  // Polls until every key exists. On timeout the error lists the missing keys; `missing`
-  // (if given) receives them so callers can name tasks.
+  // Waits until every key exists (one WAIT request; the server blocks). On timeout the
+  // error (kNotFound) lists the missing keys; `missing` (if given) receives them so
+  // callers can name tasks. A server that stops meanwhile is a kTransport error.
   Status Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
               std::vector<std::string>* missing = nullptr);
+
+  // Bytes this client has written to / read from its connection (requests and replies).
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  uint64_t bytes_received() const { return bytes_received_; }
 
  private:
   explicit TcpStoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
   Status Send(const std::string& bytes);
-  Status Recv(void* out, size_t n);
+  // Reads exactly n bytes; fails after `deadline` when one is given (a silent server).
+  Status Recv(void* out, size_t n,
+              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+  Result<std::string> RecvString();
 
   int fd_;
   std::string where_;
   std::mutex mu_;  // one request at a time per connection
+  std::atomic<uint64_t> bytes_sent_{0}, bytes_received_{0};
 };
 
 }  // namespace trainer

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
 #include <thread>
+#include <vector>
 
 namespace trainer {
 
@@ -39,6 +42,113 @@ TEST(TcpStore, WaitTimesOutNamingKeys) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(missing, (std::vector<std::string>{"y", "z"}));
   EXPECT_NE(st.error().message.find("timed out after 0.1s waiting for y, z"), std::string::npos);
+}
+
+// WAIT blocks in the server: it answers as soon as the last key is set, not at a poll tick
+// and not at the timeout.
+TEST(TcpStore, WaitReturnsWhenTheLastKeyIsSet) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::thread later([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    EXPECT_TRUE((*a)->Set("one", "1").ok());
+    std::this_thread::sleep_for(milliseconds(100));
+    EXPECT_TRUE((*a)->Set("two", "2").ok());
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> missing;
+  EXPECT_TRUE((*b)->Wait({"one", "two"}, milliseconds(20000), &missing).ok());
+  auto waited = std::chrono::steady_clock::now() - t0;
+  later.join();
+  EXPECT_TRUE(missing.empty());
+  EXPECT_GE(waited, milliseconds(150));
+  EXPECT_LT(waited, milliseconds(5000));
+  // Keys that exist already: an immediate answer.
+  EXPECT_TRUE((*b)->Wait({"two", "one"}, milliseconds(0)).ok());
+}
+
+TEST(TcpStore, WaitWakesWhenTheServerStops) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
+  ASSERT_TRUE(c.ok());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    server.value().reset();
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto st = (*c)->Wait({"never"}, milliseconds(30000));
+  auto waited = std::chrono::steady_clock::now() - t0;
+  stopper.join();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind, ErrorKind::kTransport);
+  EXPECT_NE(st.error().message.find("connection lost"), std::string::npos) << st.error().message;
+  EXPECT_LT(waited, milliseconds(5000));
+}
+
+// A whole fleet connects at once and waits on one key: the backlog and a thread per
+// connection hold it, and one SET wakes everyone.
+TEST(TcpStore, ManyClientsWaitForOneKey) {
+  constexpr int kClients = 256;
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      auto c = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(20000));
+      if (!c.ok()) return;
+      if (!(*c)->Set("arrive/" + std::to_string(i), "x").ok()) return;
+      if ((*c)->Wait({"go"}, milliseconds(20000)).ok()) ++ok;
+    });
+  }
+  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  ASSERT_TRUE(chief.ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < kClients; ++i) keys.push_back("arrive/" + std::to_string(i));
+  EXPECT_TRUE((*chief)->Wait(keys, milliseconds(20000)).ok());
+  EXPECT_TRUE((*chief)->Set("go", "1").ok());
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kClients);
+}
+
+// The counters count the wire bytes of the format in tcp_store.h.
+TEST(TcpStore, ByteCounters) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
+  ASSERT_TRUE(c.ok());
+  TcpStoreClient& cl = **c;
+  EXPECT_EQ(cl.bytes_sent(), 0u);
+  ASSERT_TRUE(cl.Set("key", "value").ok());  // 1 + 4 + 3 + 4 + 5; reply 1
+  EXPECT_EQ(cl.bytes_sent(), 17u);
+  EXPECT_EQ(cl.bytes_received(), 1u);
+  ASSERT_TRUE(cl.Get("key").ok());  // 1 + 4 + 3; reply 1 + 4 + 5
+  EXPECT_EQ(cl.bytes_sent(), 25u);
+  EXPECT_EQ(cl.bytes_received(), 11u);
+  ASSERT_TRUE(cl.Check("nope").ok());  // 1 + 4 + 4; reply 1
+  EXPECT_EQ(cl.bytes_sent(), 34u);
+  EXPECT_EQ(cl.bytes_received(), 12u);
+  ASSERT_TRUE(cl.Wait({"key"}, milliseconds(1000)).ok());  // 1 + 4 + (4 + 3) + 4; reply 1
+  EXPECT_EQ(cl.bytes_sent(), 50u);
+  EXPECT_EQ(cl.bytes_received(), 13u);
+}
+
+TEST(TcpStore, PortInUseSaysSo) {
+  auto first = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(first.ok());
+  int port = (*first)->port();
+  auto second = TcpStoreServer::Start("127.0.0.1", port);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().kind, ErrorKind::kTransport);
+  const std::string p = std::to_string(port);
+  EXPECT_EQ(second.error().message,
+            "store 127.0.0.1:" + p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process listens there)");
 }
 
 TEST(TcpStore, ConnectGivesUpAfterTimeout) {

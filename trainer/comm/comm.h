@@ -1,5 +1,5 @@
 // Comm: the collectives the trainer needs, behind one small interface with one engine
-// per transport: Local (one process), Gloo (CPU, TCP); NCCL comes with the CUDA backend.
+// per transport: Local (one process), Gloo (CPU, TCP); NCCL, on device memory, in cuda/nccl_comm.h.
 // The trainer only ever allgathers, never allreduces: it sums the gathered pieces itself
 // in a fixed order, so results cannot depend on a collective's reduction algorithm.
 #pragma once

@@ -8,12 +8,21 @@
 #include <array>
 #include <cstdint>
 
+// The CUDA backend draws dropout masks on the device with these same functions (nvcc
+// compiles them for both sides; std::array's constexpr members need
+// --expt-relaxed-constexpr there). For the host compiler the macro is empty.
+#if defined(__CUDACC__)
+#define TRAINER_HOST_DEVICE __host__ __device__
+#else
+#define TRAINER_HOST_DEVICE
+#endif
+
 namespace trainer {
 
 using PhiloxCounter = std::array<uint32_t, 4>;
 using PhiloxKey = std::array<uint32_t, 2>;
 
-inline PhiloxCounter Philox4x32(PhiloxCounter c, PhiloxKey k) {
+TRAINER_HOST_DEVICE inline PhiloxCounter Philox4x32(PhiloxCounter c, PhiloxKey k) {
   constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;  // round multipliers
   constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // key schedule (Weyl)
   for (int round = 0; round < 10; ++round) {
@@ -28,18 +37,20 @@ inline PhiloxCounter Philox4x32(PhiloxCounter c, PhiloxKey k) {
   return c;
 }
 
-inline PhiloxKey KeyFromSeed(uint64_t seed) {
+TRAINER_HOST_DEVICE inline PhiloxKey KeyFromSeed(uint64_t seed) {
   return {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
 }
 
 // Streams: the first counter word holds (stream << 24 | block) so the uses never overlap.
 enum class RngStream : uint32_t { kInit = 1, kShuffle = 2, kDropout = 3 };
 
-inline uint32_t StreamWord(RngStream s, uint32_t block) {
+TRAINER_HOST_DEVICE inline uint32_t StreamWord(RngStream s, uint32_t block) {
   return (static_cast<uint32_t>(s) << 24) | (block & 0xffffffu);
 }
 
 // Uniform float in [0, 1) from the top 24 bits: exact, no rounding surprises.
-inline float UniformFloat(uint32_t bits) { return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f); }
+TRAINER_HOST_DEVICE inline float UniformFloat(uint32_t bits) {
+  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
+}
 
 }  // namespace trainer

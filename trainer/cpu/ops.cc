@@ -369,17 +369,7 @@ double det_exp(double x) {
 }
 
 void adam_update(float* p, const float* g, float* m, float* v, int n, const AdamConfig& c, int64_t t) {
-  // beta^t by repeated squaring: basic operations only, so identical everywhere.
-  double b1t = 1, b2t = 1, b1 = c.beta1, b2 = c.beta2;
-  for (int64_t e = t; e > 0; e >>= 1) {
-    if (e & 1) {
-      b1t *= b1;
-      b2t *= b2;
-    }
-    b1 *= b1;
-    b2 *= b2;
-  }
-  const float alpha = static_cast<float>(c.lr * std::sqrt(1.0 - b2t) / (1.0 - b1t));
+  const float alpha = adam_alpha(c, t);
   const float one_minus_b1 = 1.0f - c.beta1, one_minus_b2 = 1.0f - c.beta2;
   AdamUpdateF32(p, g, m, v, n, alpha, one_minus_b1, one_minus_b2, c.epsilon);
 }

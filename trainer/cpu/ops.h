@@ -13,6 +13,7 @@
 // the same template, so the double check covers the float code path.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -85,8 +86,25 @@ struct AdamConfig {
   float epsilon = 1e-7f;
 };
 
+// Adam's step size for step t >= 1: lr * sqrt(1 - beta2^t) / (1 - beta1^t), in double with
+// beta^t by repeated squaring (basic operations only, so identical everywhere), rounded
+// once to float. adam_update uses it; the CUDA backend computes it here on the host too
+// and hands it to its kernel.
+inline float adam_alpha(const AdamConfig& c, int64_t t) {
+  double b1t = 1, b2t = 1, b1 = c.beta1, b2 = c.beta2;
+  for (int64_t e = t; e > 0; e >>= 1) {
+    if (e & 1) {
+      b1t *= b1;
+      b2t *= b2;
+    }
+    b1 *= b1;
+    b2 *= b2;
+  }
+  return static_cast<float>(c.lr * std::sqrt(1.0 - b2t) / (1.0 - b1t));
+}
+
 // Keras's Adam, step t >= 1 (1-based), on n parameters:
-//   alpha = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
+//   alpha = adam_alpha(c, t) = lr * sqrt(1 - beta2^t) / (1 - beta1^t)
 //   m += (g - m) * (1 - beta1);  v += (g*g - v) * (1 - beta2)
 //   p -= m * alpha / (sqrt(v) + epsilon)
 void adam_update(float* p, const float* g, float* m, float* v, int n, const AdamConfig& c, int64_t t);

@@ -16,6 +16,9 @@
 #include "data/dataset.h"
 #include "train/step.h"
 #include "train/train.h"
+#ifdef TRAINER_HAVE_CUDA
+#include "cuda/loader.h"
+#endif
 
 namespace {
 
@@ -81,7 +84,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--threads", cfg.threads, "Compute threads in this process")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--backend", backend, "cpu (cuda comes with the CUDA backend)")->capture_default_str();
+  app.add_option("--backend", backend,
+                 "cpu, or cuda: the same step on one GPU per process (cuBLAS, cuDNN, NCCL; trainer/README.md)")
+      ->capture_default_str();
   app.add_option("--busy-poll", busy_poll,
                  "Waiting ranks spin instead of sleeping: on, off, or auto (on when this host's tasks x --threads "
                  "fit its CPUs)")
@@ -94,12 +99,9 @@ int main(int argc, char** argv) {
   app.add_option("--throttle-ms", cfg.throttle_ms, "Sleep after each step (tests)")->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
-  if (backend == "cuda") {
-    return Fail({trainer::ErrorKind::kInvalidInput,
-                 "--backend cuda: the CUDA backend is not built into this binary (it needs nvcc and NCCL at "
-                 "build time); use --backend cpu"});
+  if (backend != "cpu" && backend != "cuda") {
+    return Fail({trainer::ErrorKind::kInvalidInput, "--backend " + backend + ": unknown (cpu, cuda)"});
   }
-  if (backend != "cpu") return Fail({trainer::ErrorKind::kInvalidInput, "--backend " + backend + ": unknown (cpu)"});
 
   const char* tf_config = std::getenv("TF_CONFIG");
   auto cluster = (tf_config != nullptr && *tf_config != '\0')
@@ -108,6 +110,22 @@ int main(int argc, char** argv) {
   if (!cluster.ok()) return Fail(cluster.error());
   auto shape_ok = trainer::ValidateStepShape({cfg.global_batch, cfg.shards}, cluster->world_size);
   if (!shape_ok.ok()) return Fail(shape_ok.error());
+
+  trainer::StepFactory make_step;  // empty: the CPU step
+  if (backend == "cuda") {
+#ifdef TRAINER_HAVE_CUDA
+    auto plugin = trainer::cuda::LoadBackend();
+    if (!plugin.ok()) return Fail(plugin.error());
+    auto device = (*plugin)->probe(cluster->rank);
+    if (!device.ok()) return Fail(device.error());
+    std::fprintf(stderr, "trainer: backend cuda: %s\n", device->c_str());
+    make_step = (*plugin)->step_factory();
+#else
+    return Fail({trainer::ErrorKind::kInvalidInput,
+                 "--backend cuda: the CUDA backend is not built into this binary (it needs nvcc, cuBLAS, cuDNN and "
+                 "NCCL at build time: trainer/CMakeLists.txt); use --backend cpu"});
+#endif
+  }
 
   auto data = trainer::LoadFashionMnist(data_dir, train_limit, test_limit);
   if (!data.ok()) return Fail(data.error().Context("loading Fashion-MNIST (--data)"));
@@ -123,7 +141,7 @@ int main(int argc, char** argv) {
   auto comm = (*group)->size() == 1 ? trainer::MakeLocalComm() : trainer::MakeGlooComm((*group)->context(), spin);
 
   ConsoleObserver observer;
-  auto sum = trainer::Train(cfg, *data, *comm, observer);
+  auto sum = trainer::Train(cfg, *data, *comm, observer, make_step);
   if (!sum.ok()) {
     const auto& task = cluster->tasks[static_cast<size_t>(cluster->rank)];
     return Fail(sum.error().Context(task.Name()));

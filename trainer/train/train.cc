@@ -14,6 +14,7 @@
 #include "log/event_writer.h"
 #include "model/mlp.h"
 #include "train/step.h"
+#include "train/step_runner.h"
 
 namespace trainer {
 namespace {
@@ -102,7 +103,8 @@ Status RestoreAndShare(const TrainConfig& cfg, const RunShape& shape, Comm& comm
 
 }  // namespace
 
-Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& comm, TrainObserver& observer) {
+Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& comm, TrainObserver& observer,
+                           const StepFactory& make_step) {
   const StepShape shape{cfg.global_batch, cfg.shards};
   TRAINER_TRY(ValidateStepShape(shape, comm.size()));
   const int steps_per_epoch = data.train.count / cfg.global_batch;  // the remainder is dropped
@@ -134,7 +136,14 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
   ThreadPool pool(cfg.threads);
   cpu::AdamConfig adam;
   adam.lr = cfg.lr;
-  TrainStep train_step(data.train, shape, cfg.seed, adam, comm, pool);
+  std::unique_ptr<StepRunner> train_step;
+  if (make_step) {
+    auto made = make_step(data.train, shape, cfg.seed, adam, comm, pool);
+    if (!made.ok()) return made.error();
+    train_step = std::move(*made);
+  } else {
+    train_step = std::make_unique<CpuStepRunner>(data.train, shape, cfg.seed, adam, comm, pool);
+  }
 
   std::vector<int32_t> perm;
   int perm_epoch = -1;
@@ -144,11 +153,12 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
   auto checkpoint = [&]() -> Status {
     if (checkpoint_every < 0) return Status::Ok();
     // Each rank's W1 moments are current only on its own rows (train/step.h).
-    TRAINER_TRY(train_step.GatherMoments(state.adam_m.data(), state.adam_v.data()));
+    TRAINER_TRY(train_step->Sync(state.params.data(), state.adam_m.data(), state.adam_v.data(), true));
     if (!chief) return Status::Ok();
     return WriteCheckpoint(cfg.checkpoint_dir, state, run_shape, cfg.checkpoint_keep);
   };
   auto evaluate = [&](int epoch) -> Status {
+    TRAINER_TRY(train_step->Sync(state.params.data(), state.adam_m.data(), state.adam_v.data(), false));
     Eval e = Evaluate(state.params.data(), data.test, pool);
     sum.test_accuracy = e.accuracy;
     sum.test_loss = e.loss;
@@ -165,9 +175,15 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
       perm = EpochPermutation(cfg.seed, state.epoch, data.train.count);
       perm_epoch = state.epoch;
     }
+    // The loss is read where it is logged and before anything that reads the weights (a
+    // device step need not wait for the others, and the timing then includes the wait).
+    const bool last = state.step + 1 == total_steps;
+    const bool log_now = chief && cfg.log_every > 0 && ((state.step + 1) % cfg.log_every == 0 || last);
+    const bool wait = log_now || last || state.step_in_epoch + 1 == steps_per_epoch ||
+                      (checkpoint_every > 0 && (state.step + 1) % checkpoint_every == 0);
     auto t0 = Clock::now();
-    TRAINER_TRY(train_step.Run(state.params.data(), state.adam_m.data(), state.adam_v.data(), perm, state.epoch,
-                               state.step_in_epoch, state.step + 1, &loss));
+    TRAINER_TRY(train_step->Run(state.params.data(), state.adam_m.data(), state.adam_v.data(), perm, state.epoch,
+                                state.step_in_epoch, state.step + 1, wait ? &loss : nullptr));
     double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     sum.train_seconds += dt;
     interval_seconds += dt;
@@ -180,7 +196,7 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
     }
     evaluated_last = false;
 
-    if (chief && cfg.log_every > 0 && (state.step % cfg.log_every == 0 || state.step == total_steps)) {
+    if (log_now) {
       StepReport r{state.step, state.epoch - (epoch_ended ? 1 : 0), loss,
                    interval_steps * cfg.global_batch / interval_seconds};
       observer.OnStep(r);
@@ -200,6 +216,7 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
     }
     if (cfg.throttle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(cfg.throttle_ms));
   }
+  TRAINER_TRY(train_step->Sync(state.params.data(), state.adam_m.data(), state.adam_v.data(), false));
   if (chief && !evaluated_last) {
     Eval e = Evaluate(state.params.data(), data.test, pool);  // stopped mid-epoch (--max-steps)
     sum.test_accuracy = e.accuracy;

@@ -9,6 +9,7 @@
 #include "comm/comm.h"
 #include "core/result.h"
 #include "data/dataset.h"
+#include "train/step_runner.h"
 
 namespace trainer {
 
@@ -61,6 +62,9 @@ struct TrainSummary {
   int64_t resumed_from_step = -1;
 };
 
-Result<TrainSummary> Train(const TrainConfig& config, const Dataset& data, Comm& comm, TrainObserver& observer);
+// make_step: the step engine (train/step_runner.h); empty for the CPU step (train/step.h),
+// the CUDA backend passes its own.
+Result<TrainSummary> Train(const TrainConfig& config, const Dataset& data, Comm& comm, TrainObserver& observer,
+                           const StepFactory& make_step = {});
 
 }  // namespace trainer
