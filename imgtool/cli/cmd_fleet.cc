@@ -58,7 +58,8 @@ Result<trainer::ClusterConfig> Cluster(const CheckFlags& f) {
   }
   if (have_tf) {
     auto c = trainer::ParseTfConfig(tf);
-    if (!c.ok()) return c.error().Context("TF_CONFIG");
+    // The parser names TF_CONFIG itself in most messages; say it once.
+    if (!c.ok() && c.error().message.rfind("TF_CONFIG", 0) != 0) return c.error().Context("TF_CONFIG");
     return c;
   }
   if (f.cluster_flags.empty()) {

@@ -207,11 +207,18 @@ oci::Json WorkerJson(int rank, const std::map<int, const WorkerId*>& by_rank) {
   return {{"rank", rank}, {"name", it->second->name}, {"address", it->second->address}};
 }
 
+// The local verdict of a worker whose chief never answered (gather.cc's ChiefMissing).
+bool ChiefNeverAnswered(const Verdict& v) { return v.notes.count("chief") != 0 && v.missing == std::vector<int>{0}; }
+
 }  // namespace
 
 std::string Verdict::Summary() const {
   Names names(workers);
   std::string s = "fleet check: ";
+  if (ChiefNeverAnswered(*this)) {
+    // This worker never heard from the chief, so it cannot know who else arrived.
+    return s + "no verdict: the chief never answered; missing: " + Join(names.Entries(missing, true), kSummaryEntries);
+  }
   if (!missing.empty()) {
     s += std::to_string(expected_workers - static_cast<int>(missing.size())) + " of " +
          std::to_string(expected_workers) + " arrived; missing: " + Join(names.Entries(missing, true), kSummaryEntries);
@@ -300,7 +307,8 @@ oci::Json RenderJson(const Verdict& v) {
           {"exit_code", v.ExitCode()},
           {"summary", v.Summary()},
           {"expected_workers", v.expected_workers},
-          {"arrived", v.expected_workers - static_cast<int>(v.missing.size())},
+          {"arrived", ChiefNeverAnswered(v) ? oci::Json(nullptr)
+                                            : oci::Json(v.expected_workers - static_cast<int>(v.missing.size()))},
           {"missing", workers_of(v.missing)},
           {"diffs", diffs},
           {"suspects", workers_of(v.suspects)},

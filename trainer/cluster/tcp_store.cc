@@ -132,8 +132,8 @@ TcpStoreServer::~TcpStoreServer() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    for (auto& [key, cv] : waiters_) cv->notify_one();  // WAITs then close their connections
   }
-  changed_.notify_all();  // wakes WAITs, which then close their connections
   ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
   accept_thread_.join();
   ::close(listen_fd_);
@@ -164,11 +164,18 @@ void TcpStoreServer::AcceptLoop() {
 }
 
 std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::condition_variable cv;
   std::unique_lock<std::mutex> lock(mu_);
-  auto all_present = [&] {
-    return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) != 0; });
-  };
-  changed_.wait_for(lock, timeout, [&] { return stop_ || all_present(); });
+  for (;;) {
+    if (stop_) return "";
+    auto absent = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) == 0; });
+    if (absent == keys.end()) break;
+    auto filed = waiters_.emplace(*absent, &cv);
+    bool timed_out = cv.wait_until(lock, deadline) == std::cv_status::timeout;
+    waiters_.erase(filed);
+    if (timed_out) break;
+  }
   if (stop_) return "";
   std::string reply;
   for (const auto& k : keys) reply.push_back(data_.count(k) != 0 ? 1 : 0);
@@ -203,8 +210,9 @@ void TcpStoreServer::Serve(int fd) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         data_[key] = value;
+        auto [first, last] = waiters_.equal_range(key);
+        for (auto it = first; it != last; ++it) it->second->notify_one();
       }
-      changed_.notify_all();
       reply.push_back(0);
     } else if (op == kGet || op == kCheck) {
       std::lock_guard<std::mutex> lock(mu_);
