@@ -67,6 +67,7 @@ mkdir -p "$WORK/ctx/cache/bin"
 cp "$REPO/examples/golden/spec-cpu.json" "$WORK/ctx/"
 ln -s "$REPO/examples/golden/cache/debs" "$WORK/ctx/cache/debs"
 cp "$TRAINER" "$WORK/ctx/cache/bin/trainer"
+cp "$IMGTOOL_FLEET" "$WORK/ctx/cache/bin/imgtool-fleet"
 digest=$("$IMGTOOL" build "$WORK/ctx/spec-cpu.json" -o "oci-archive:$WORK/golden.tar:latest" -q | tail -n1)
 entrypoint=$("$IMGTOOL" inspect "oci-archive:$WORK/golden.tar:latest" --json | jq -r '.entrypoint[]')
 ctr images import --snapshotter native --base-name imgtool.test/golden --digests "$WORK/golden.tar" >"$C/import.log" 2>&1 \

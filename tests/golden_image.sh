@@ -27,8 +27,11 @@ assert_eq "$(jq '[.layers[] | select(.wheels or .installed_wheels) | .name]' "$G
   '["cuda-runtime","cublas","cudnn","nccl"]' "CUDA layers of spec.json"
 assert_eq "$(jq -c 'del(.layers, .labels, .env.LD_LIBRARY_PATH, .stack)' "$G/spec-cpu.json")" \
   "$(jq -c 'del(.layers, .labels, .env.LD_LIBRARY_PATH, .stack)' "$G/spec.json")" "spec-cpu.json vs spec.json outside layers"
+# The same non-CUDA layers, except that the CPU image leaves out the trainer's CUDA plugin.
 assert_eq "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)]' "$G/spec-cpu.json")" \
-  "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)]' "$G/spec.json")" "non-CUDA layers"
+  "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)
+    | .files |= (if . then map(select(.src != "libtrainer_cuda.so")) else . end) | with_entries(select(.value != null))]' \
+    "$G/spec.json")" "non-CUDA layers"
 for s in spec.json spec-installed.json; do
   assert_eq "$(jq -c .stack "$G/$s")" '{"cuda":"13.0.96","cublas":"13.1.0.3","cudnn":"9.19.0","nccl":"2.28.9"}' "$s stack pins"
 done
@@ -50,6 +53,7 @@ ctx() {  # DIR: a private spec folder with the cached debs and this trainer
   cp "$G/spec-cpu.json" "$1/"
   ln -s "$G/cache/debs" "$1/cache/debs"
   cp "$TRAINER" "$1/cache/bin/trainer"
+  cp "$IMGTOOL_FLEET" "$1/cache/bin/imgtool-fleet"
 }
 ctx "$WORK/a"
 ctx "$WORK/b"
@@ -90,15 +94,27 @@ if [ "$(id -u)" = 0 ]; then
     --test-limit 256 --json 2>/dev/null) || fail "the trainer does not run inside the unpacked image"
   assert_eq "$(jq -r .steps <<<"$out")" 2 "steps"
   pass "the trainer runs from the unpacked image (chroot, uid 10001): weights $(jq -r .digest <<<"$out")"
+  # The fleet preflight runs inside the image it certifies: /usr/local/bin/imgtool is
+  # imgtool-fleet, which needs nothing the trainer does not.
+  fp=$(chroot --userspec=10001:10001 "$root" /usr/local/bin/imgtool probe --json --no-hash-cache \
+    --image-digest "$digest") || fail "imgtool probe does not run inside the unpacked image"
+  assert_eq "$(jq -r '.fields["image.digest"]' <<<"$fp")" "$digest" "image digest the probe reports"
+  assert_eq "$(jq -r '.fields["os.glibc"]' <<<"$fp")" "2.36" "glibc the probe reports (the image's libc6)"
+  assert_eq "$(jq -r '.fields.nccl' <<<"$fp")" "absent" "NCCL in the CPU image"
+  pass "imgtool probe runs from the unpacked image (chroot, uid 10001): glibc 2.36, no CUDA libraries"
 fi
 
 # The installed-wheels variant: CUDA runtime, cuBLAS, cuDNN and NCCL from this machine's
 # files, each checked against its RECORD by the build (~1.3 GB packed: ~45 s on 2 cores).
-if [ -d /usr/local/cuda/dist-info ]; then
+plugin=$(dirname "$TRAINER")/libtrainer_cuda.so
+if [ -d /usr/local/cuda/dist-info ] && [ ! -f "$plugin" ]; then
+  echo "note: the installed-wheels variant is not built: the trainer was built without its CUDA backend ($plugin)"
+elif [ -d /usr/local/cuda/dist-info ]; then
   mkdir -p "$WORK/c/cache/bin"
   cp "$G/spec-installed.json" "$WORK/c/"
   ln -s "$G/cache/debs" "$WORK/c/cache/debs"
-  cp "$TRAINER" "$WORK/c/cache/bin/trainer"
+  cp "$TRAINER" "$plugin" "$WORK/c/cache/bin/"
+  cp "$IMGTOOL_FLEET" "$WORK/c/cache/bin/imgtool-fleet"
   "$IMGTOOL" build "$WORK/c/spec-installed.json" -o "oci:$WORK/cuda:latest" -q >/dev/null
   info=$("$IMGTOOL" inspect "oci:$WORK/cuda:latest" --json)
   for c in cuda:13.0.96 cublas:13.1.0.3 cudnn:9.19.0 nccl:2.28.9; do
@@ -121,4 +137,30 @@ if [ -d /usr/local/cuda/dist-info ]; then
     done
   fi
   pass "installed-wheels variant: stack.json names each wheel; the CUDA libraries and their dependencies resolve in $libdir"
+  if [ "$(id -u)" = 0 ]; then
+    # The preflight inside the CUDA image, with the image's environment: the probe loads
+    # the image's CUDA libraries, and the fleet check holds them to the image's own
+    # stack.json (--expect), with a golden run. World size 1 on 127.0.0.1.
+    cdigest=$("$IMGTOOL" digest "oci:$WORK/cuda:latest")
+    image_env=()
+    while IFS= read -r e; do image_env+=("$e"); done < <(jq -r '.env[]' <<<"$info")
+    # The image has no env(1): the host's chroot starts with the image's environment only.
+    in_image() { env -i "${image_env[@]}" "$(command -v chroot)" --userspec=10001:10001 "$croot" "$@"; }
+    fp=$(in_image /usr/local/bin/imgtool probe --json --no-hash-cache --image-digest "$cdigest") \
+      || fail "imgtool probe does not run inside the CUDA image"
+    for f in cuda.runtime:13.0 cudnn:9.19.0 nccl:2.28.9; do
+      assert_eq "$(jq -r ".fields[\"${f%%:*}\"]" <<<"$fp")" "${f#*:}" "${f%%:*} the probe reports inside the image"
+    done
+    assert_eq "$(jq -r '.fields["lib.libnccl.so.2"]' <<<"$fp")" \
+      "sha256:$(sha256sum "$croot$libdir/libnccl.so.2" | cut -c1-64)" "NCCL library hash inside the image"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    set +e
+    verdict=$(in_image /usr/local/bin/imgtool fleet check --rank 0 --world-size 1 --rendezvous "127.0.0.1:$port" \
+      --no-hash-cache --image-digest "$cdigest" --expect /etc/imgtool/stack.json --golden-run --json)
+    rc=$?
+    set -e
+    assert_eq "$rc" 0 "fleet check --expect /etc/imgtool/stack.json inside the CUDA image: $verdict"
+    assert_eq "$(jq -r .ok <<<"$verdict")" true "verdict ok"
+    pass "inside the CUDA image: imgtool probe reports its CUDA 13.0 / cuDNN 9.19.0 / NCCL 2.28.9, and fleet check --expect its stack.json passes"
+  fi
 fi

@@ -3,6 +3,8 @@
 set -euo pipefail
 : "${IMGTOOL:?set IMGTOOL to the imgtool binary}"
 : "${REPO:?set REPO to the repository root}"
+# imgtool's fleet verbs alone (cli/fleet_main.cc): the golden images carry it as /usr/local/bin/imgtool.
+IMGTOOL_FLEET="${IMGTOOL_FLEET:-$(dirname "$IMGTOOL")/imgtool-fleet}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/imgtool-test.XXXXXX")
 cleanup() { rm -rf "$WORK"; }
 trap cleanup EXIT

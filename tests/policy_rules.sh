@@ -228,6 +228,7 @@ if "$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null 2>&1; then
   # The policy does not run the trainer: any executable stands in when none is built.
   if [ -n "${TRAINER:-}" ] && [ -x "$TRAINER" ]; then cp "$TRAINER" "$WORK/golden/cache/bin/trainer"; else
     printf '#!/bin/sh\n' >"$WORK/golden/cache/bin/trainer"; fi
+  cp "$IMGTOOL_FLEET" "$WORK/golden/cache/bin/imgtool-fleet"
   "$IMGTOOL" build "$WORK/golden/spec-cpu.json" -o "oci:$WORK/golden-img:v1" -q >/dev/null
   GD=$("$IMGTOOL" digest "oci:$WORK/golden-img:v1")
   jq 'del(.rules.signedBy)' "$REPO/policies/golden.json" >"$WORK/golden-unsigned.json"

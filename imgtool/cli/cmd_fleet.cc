@@ -9,7 +9,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/output.h"
+#include "cli/common.h"
 #include "cluster/cluster_config.h"
 #include "fleet/compare.h"
 #include "fleet/fingerprint.h"

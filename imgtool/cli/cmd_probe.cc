@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 
-#include "cli/output.h"
+#include "cli/common.h"
 #include "fleet/fingerprint.h"
 #include "fleet/probe.h"
 #include "fs/atomic_file.h"

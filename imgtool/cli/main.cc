@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
       ": build, inspect and verify bit-for-bit reproducible OCI images.\n\n"
       "Images are named as skopeo names them: oci:DIR[:TAG] (an OCI image layout) or\n"
       "oci-archive:FILE[:TAG] (a tar of one) or docker://HOST[:PORT]/REPO[:TAG|@DIGEST] (a registry).\n\n"
-      "Exit codes: 0 ok; 1 images differ (diff); 2 invalid input; 3 not found;\n"
+      "Exit codes: 0 ok; 1 images differ (diff), stacks differ (fleet check); 2 invalid input;\n"
+      "3 not found, workers missing (fleet check);\n"
       "4 integrity failure (a blob does not match its digest); 5 denied; 6 transport;\n"
       "70 internal error.",
       "imgtool"};

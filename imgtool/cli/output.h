@@ -1,4 +1,4 @@
-// What every verb shares: error printing with exit codes, JSON output, sizes for humans.
+// What the image verbs share beyond common.h (errors, JSON): opening any reference, sizes.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/common.h"
 #include "layout/oci_archive.h"
 #include "oci/canonical_json.h"
 #include "oci/human_bytes.h"
@@ -14,13 +15,6 @@
 
 namespace imgtool::cli {
 
-// Each verb registers its flags and sets `run` to the action CLI11 selected.
-using Action = std::function<int()>;
-
-// Prints "imgtool: error: <message>" to stderr and returns the category's exit code.
-int Fail(const Error& e);
-// Pretty JSON on stdout (for people piping to jq; machines get the same keys).
-void PrintJson(const oci::Json& j);
 // Opens any reference (docker:// fetches manifest + config); errors carry the reference text.
 Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts = {});
 
@@ -34,7 +28,5 @@ void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
 void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
 void AddAdmissionCommands(CLI::App& app, Action& run);  // admission serve
-void AddProbeCommand(CLI::App& app, Action& run);       // probe
-void AddFleetCommands(CLI::App& app, Action& run);      // fleet check
 
 }  // namespace imgtool::cli
