@@ -64,13 +64,7 @@ pass "--image-digest not-a-digest: exit 2 ($(head -1 <<<"$OUTPUT"))"
 
 # ---- the chief's port is taken ----
 LISTENER=""
-stop_listener() {
-  if [ -n "$LISTENER" ]; then
-    kill "$LISTENER" 2>/dev/null || true
-    wait "$LISTENER" 2>/dev/null || true
-  fi
-}
-trap 'stop_listener; cleanup' EXIT
+trap 'stop_pid "$LISTENER"; cleanup' EXIT
 python3 -c '
 import os, socket, sys, time
 s = socket.socket()

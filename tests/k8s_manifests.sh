@@ -21,13 +21,7 @@ unset KUBECONFIG
 
 # ---- the fake discovery server ----
 SERVER_PID=""
-stop_server() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
-}
-trap 'stop_server; cleanup' EXIT
+trap 'stop_pid "$SERVER_PID"; cleanup' EXIT
 python3 "$REPO/tests/fixtures/k8s_discovery.py" "$WORK/port" "$WORK/paths.log" 2>"$WORK/server.log" &
 SERVER_PID=$!
 for _ in $(seq 1 100); do

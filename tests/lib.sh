@@ -12,6 +12,12 @@ trap 'echo "FAILED at ${BASH_SOURCE[0]}:$LINENO: $BASH_COMMAND" >&2' ERR
 export IMGTOOL_CACHE="$WORK/cache"
 export SOURCE_DATE_EPOCH=0
 
+# Stops a background process this test started (kill, then reap); an empty PID is a no-op.
+stop_pid() {
+  [ -n "${1:-}" ] || return 0
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 fail() { echo "FAILED: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }

@@ -14,8 +14,7 @@ printf 'weights v1\n' >app/weights.txt
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server --bind 127.0.0.1 --directory "$WORK/srv" "$port" >"$WORK/http.log" 2>&1 &
 server=$!
-stop_server() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
-trap 'stop_server; cleanup' EXIT
+trap 'stop_pid "$server"; cleanup' EXIT
 for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
 url="http://127.0.0.1:$port/$(basename "$whl")"
 
@@ -51,7 +50,7 @@ digest=$(tail -n1 <<<"$OUTPUT")
 expect_exit 0 lock --check spec.json
 pass "build --locked builds when nothing moved ($digest)"
 
-stop_server
+stop_pid "$server"
 expect_exit 0 build spec.json -o "oci:$WORK/img2:v1" --locked --no-cache -q
 assert_eq "$(tail -n1 <<<"$OUTPUT")" "$digest" "offline rebuild digest"
 pass "with the server gone the wheel comes from the download cache, same digest"

@@ -16,6 +16,8 @@ namespace imgtool::cli {
 // Each verb registers its flags and sets `run` to the action CLI11 selected.
 using Action = std::function<int()>;
 
+// Parses argv and runs the selected verb: --help / --version exit 0, a usage error 2.
+int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv);
 // Prints "imgtool: error: <message>" to stderr and returns the category's exit code.
 int Fail(const Error& e);
 // Pretty JSON on stdout (for people piping to jq; machines get the same keys).

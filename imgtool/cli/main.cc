@@ -32,11 +32,5 @@ int main(int argc, char** argv) {
   imgtool::cli::AddAdmissionCommands(app, run);
   imgtool::cli::AddProbeCommand(app, run);
   imgtool::cli::AddFleetCommands(app, run);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  return run ? run() : 2;
+  return imgtool::cli::ParseAndRun(app, run, argc, argv);
 }

@@ -88,17 +88,7 @@ Result<std::string> ReadTrusted(const std::string& file) {
     why = "larger than " + std::to_string(kMaxCacheBytes) + " bytes";
   }
   std::string text;
-  if (why.empty()) {
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < text.size()) {
-      ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    if (got != text.size()) why = "short read";
-  }
+  if (why.empty() && !fs::ReadExactly(fd, &text, static_cast<size_t>(st.st_size))) why = "short read";
   ::close(fd);
   if (!why.empty()) return MakeError(ErrorKind::kDenied, why);
   return text;

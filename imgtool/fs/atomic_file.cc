@@ -114,17 +114,22 @@ Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes) {
                                                    std::to_string(max_bytes) + " bytes");
   }
   std::string out;
-  out.resize(static_cast<size_t>(st.st_size));
+  bool whole = ReadExactly(fd, &out, static_cast<size_t>(st.st_size));
+  ::close(fd);
+  if (!whole) return MakeError(ErrorKind::kInternal, "reading " + path + ": short read");
+  return out;
+}
+
+bool ReadExactly(int fd, std::string* out, size_t size) {
+  out->resize(size);
   size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+  while (got < size) {
+    ssize_t n = ::read(fd, out->data() + got, size - got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
-  ::close(fd);
-  if (got != out.size()) return MakeError(ErrorKind::kInternal, "reading " + path + ": short read");
-  return out;
+  return got == size;
 }
 
 Status FsyncDir(const std::string& dir) {

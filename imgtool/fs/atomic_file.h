@@ -41,6 +41,9 @@ class AtomicFile {
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
 // Reads a whole small file; refuses files larger than max_bytes (hostile input).
 Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes = 64u << 20);
+// Reads exactly `size` bytes from an open descriptor (for callers that check the file
+// with fstat first, on the same descriptor); false on a short read or an error.
+bool ReadExactly(int fd, std::string* out, size_t size);
 Status FsyncDir(const std::string& dir);
 Status MakeDirs(const std::string& dir);
 bool Exists(const std::string& path);
