@@ -59,6 +59,12 @@ SERVER_PID=$!
 wait_for_port "$URL/healthz" "$SERVER_PID" "$WORK/server.log"
 assert_eq "$(curl -sS --cacert "$WORK/tls/ca.crt" "$URL/healthz")" ok "/healthz"
 pass "serve: TLS on 127.0.0.1:$PORT, /healthz ok"
+# The API server keeps its connections to a webhook open: 20 requests on one curl run must
+# share one TLS connection (httplib's own default closed it after 5, a handshake each time).
+CONNECTS=$(curl -sS --cacert "$WORK/tls/ca.crt" -w '%{num_connects}\n' $(printf -- "-o /dev/null $URL/healthz %.0s" $(seq 20)) |
+  awk '{s += $1} END {print s}')
+assert_eq "$CONNECTS" 1 "connections opened for 20 kept-alive requests"
+pass "keep-alive: 20 requests on one TLS connection"
 
 # review FIXTURE UID IMAGE [INIT_IMAGE] [PATH]: sets CODE (HTTP status) and BODY.
 review() {

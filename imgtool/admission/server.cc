@@ -35,6 +35,7 @@ Status Serve(const ServerOptions& o, const Handler& handler, const std::function
   svr.set_read_timeout(o.read_timeout_s, 0);
   svr.set_write_timeout(o.write_timeout_s, 0);
   svr.set_keep_alive_timeout(o.keep_alive_timeout_s);
+  svr.set_keep_alive_max_count(o.keep_alive_max_requests);
   // httplib writes headers and body apart: without this, Nagle and the client's delayed
   // ACK add 40 ms to every answer on a kept-alive connection.
   svr.set_tcp_nodelay(true);

@@ -23,6 +23,10 @@ struct ServerOptions {
   int read_timeout_s = 5;
   int write_timeout_s = 5;
   int keep_alive_timeout_s = 5;
+  // Requests one kept-alive connection may carry before the server closes it. The API
+  // server keeps its connections to a webhook open; httplib's default of 5 made every
+  // fifth review pay a TLS handshake.
+  size_t keep_alive_max_requests = 1000;
   bool mutate = false;                // also serve /mutate
   std::function<void(const std::string&)> log;  // one line per event; may be empty
 };
