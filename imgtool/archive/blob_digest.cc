@@ -181,9 +181,8 @@ ssize_t ReadFull(int fd, uint8_t* buf, size_t len) {
   return static_cast<ssize_t>(got);
 }
 
-}  // namespace
-
-Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
+// Reads the blob once; hashes it and, when `decompress`, what it decompresses to.
+Result<BlobDigests> ReadBlob(const std::string& blob_path, bool decompress) {
   internal::UniqueFd fd(::open(blob_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return Errno("opening " + blob_path);
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -198,7 +197,7 @@ Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
     if (n == 0) break;
     const auto len = static_cast<size_t>(n);
     raw.Update(buf.get(), len);
-    if (first) decoder = DecoderFor(buf.get(), len, blob_path, diff);
+    if (first && decompress) decoder = DecoderFor(buf.get(), len, blob_path, diff);
     first = false;
     if (decoder) IMGTOOL_TRY(decoder->Feed(buf.get(), len));
   }
@@ -209,6 +208,16 @@ Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
   d.digest = raw.Finish();
   d.diff_id = decoder ? diff.Finish() : d.digest;
   return d;
+}
+
+}  // namespace
+
+Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) { return ReadBlob(blob_path, true); }
+
+Result<oci::Digest> HashBlob(const std::string& blob_path) {
+  auto d = ReadBlob(blob_path, false);
+  if (!d.ok()) return d.error();
+  return d->digest;
 }
 
 }  // namespace imgtool::archive

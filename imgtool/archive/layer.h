@@ -98,6 +98,9 @@ struct BlobDigests {
 // One streaming pass: hashes the blob as stored and as decompressed. A truncated or
 // corrupt compressed stream is a kIntegrity error.
 Result<BlobDigests> DigestLayerBlob(const std::string& blob_path);
+// The blob's sha256 as stored, nothing decompressed (verify, when the diff_id is known:
+// archive/known_diff_ids.h).
+Result<oci::Digest> HashBlob(const std::string& blob_path);
 
 // Content of the regular file at `path` ("etc/passwd") in the layer, or kNotFound.
 // Refuses files larger than max_bytes.

@@ -7,6 +7,7 @@
 #include "build/build_record.h"
 #include "build/dpkg_status.h"
 #include "build/fetch.h"
+#include "archive/known_diff_ids.h"
 #include "build/layer_cache.h"
 #include "build/lock.h"
 #include "build/metadata_layer.h"
@@ -74,6 +75,8 @@ struct Pipeline {
   archive::Compression compression = archive::Compression::kGzip;
   LayerCache cache = LayerCache::Disabled();
   std::vector<RecordInput> record_inputs;
+  // Each layer written here is recorded with its diff_id, so verify need not inflate it.
+  archive::KnownDiffIds known;
 
   void Say(const std::string& line) const {
     if (opt.progress) opt.progress(line);
@@ -161,6 +164,7 @@ struct Pipeline {
       IMGTOOL_TRY(out.CommitBlob(blob, w->digest));
       written = *w;
       (void)cache.Store(key, *written, out.BlobPath(w->digest));  // the cache is best effort
+      if (w->diff_id != w->digest) known.Record(w->digest, {w->diff_id, w->uncompressed_size});
     }
     if (plan.keep_package_records) {
       (void)cache.StoreSidecar(key, "packages.json", PackageRecordsJson(plan.packages, plan.notes));
@@ -189,7 +193,7 @@ struct Pipeline {
 }  // namespace
 
 Result<BuildResult> Build(const BuildOptions& opt) {
-  Pipeline p{opt, {}, {}, LayerCache::Disabled(), {}};
+  Pipeline p{opt, {}, {}, LayerCache::Disabled(), {}, archive::KnownDiffIds::In(opt.cache_dir)};
   // 1. Everything that can be wrong with the inputs is found before any output exists.
   auto spec = LoadSpec(opt.spec_path);
   if (!spec.ok()) return spec.error();

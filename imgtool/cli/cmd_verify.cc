@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "build/layer_cache.h"
 #include "check/verify.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
@@ -23,6 +24,7 @@ struct VerifyFlags {
   std::string trusted_dir;        // --trusted-keys: every *.pub in it
   bool attestation = false;
   std::string predicate_type;  // --type for --attestation; empty: any
+  bool full = false;           // --full: decompress every layer, whatever is known
 };
 
 oci::Json VerdictJson(const sign::SignatureVerdict& v) {
@@ -116,7 +118,10 @@ int RunVerify(const VerifyFlags& f) {
     if (auto st = layout::ExtractOciArchive(ref->path, extracted->path()); !st.ok()) return Fail(st.error());
     dir = extracted->path();
   }
-  auto report = check::VerifyLayoutImage(dir, tag);
+  check::VerifyOptions vo;
+  vo.known = archive::KnownDiffIds::In(build::LayerCache::DefaultDir());
+  vo.decompress_all = f.full;
+  auto report = check::VerifyLayoutImage(dir, tag, vo);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
   if (f.attestation && f.keys.empty() && f.trusted_dir.empty()) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key or --trusted-keys"));
@@ -131,6 +136,8 @@ int RunVerify(const VerifyFlags& f) {
                      {"ok", report->ok() && sigs->denied.empty()},
                      {"blobsChecked", report->blobs_checked},
                      {"bytesChecked", report->bytes_checked},
+                     {"layersDecompressed", report->layers_decompressed},
+                     {"diffIdsKnown", report->diff_ids_known},
                      {"problems", problems}};
     if (sigs->signatures) out["signatures"] = VerdictJson(*sigs->signatures);
     if (sigs->attestations) out["attestations"] = VerdictJson(*sigs->attestations);
@@ -142,7 +149,12 @@ int RunVerify(const VerifyFlags& f) {
     if (sigs->attestations) PrintVerdict("ATTESTATION", *sigs->attestations);
     std::cout << (report->ok() ? "OK " : "FAILED ") << f.ref << " " << report->manifest.str() << ": "
               << report->blobs_checked << " blobs, " << HumanBytes(report->bytes_checked) << " checked, "
-              << report->problems.size() << " problems\n";
+              << report->problems.size() << " problems";
+    if (report->diff_ids_known > 0) {
+      std::cout << " (" << report->diff_ids_known << " of " << report->diff_ids_known + report->layers_decompressed
+                << " diff_ids known from an earlier decompression; --full to inflate every layer)";
+    }
+    std::cout << "\n";
   }
   if (!report->ok()) return ExitCodeFor(ErrorKind::kIntegrity);
   if (!sigs->denied.empty()) {
@@ -161,6 +173,9 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "Check an image end to end, trusting nothing: index -> manifest -> config ->\n"
                          "layers; every blob's size and sha256, media types, and each layer's diff_id\n"
                          "against its decompressed content. Every problem is named; exit 4 if any.\n"
+                         "Every blob is re-hashed on every run. A layer is not decompressed again when this\n"
+                         "user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool, diff-ids/) recorded the diff_id\n"
+                         "of exactly those bytes when imgtool itself built or inflated them; --full inflates all.\n"
                          "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
                          "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
                          "--attestation checks the in-toto attestations at sha256-<hex>.att the same way.\n\n"
@@ -173,6 +188,7 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
   cmd->add_flag("--json", f->json, "Print a JSON report");
   cmd->add_option("--key", f->keys, "Trusted cosign public key (PEM); repeatable");
   cmd->add_option("--trusted-keys", f->trusted_dir, "Folder of trusted *.pub keys (e.g. signatures/trusted)");
+  cmd->add_flag("--full", f->full, "Decompress every layer to re-derive its diff_id, even when already known");
   cmd->add_flag("--attestation", f->attestation, "Also require a trusted in-toto attestation (sha256-<hex>.att)");
   cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "fs/atomic_file.h"
+#include "fs/own_file.h"
 #include "oci/canonical_json.h"
 
 namespace imgtool::fleet {
@@ -68,30 +69,6 @@ Result<std::vector<FileKey>> ParseEntries(const std::string& text, std::vector<o
     digests->push_back(*d);
   }
   return keys;
-}
-
-// Reads the cache file if it is a regular file of ours that only we can write.
-Result<std::string> ReadTrusted(const std::string& file) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return ErrnoError("opening " + file, errno);
-  struct stat st {};
-  std::string why;
-  if (::fstat(fd, &st) != 0) {
-    why = std::strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    why = "not a regular file";
-  } else if (st.st_uid != ::geteuid()) {
-    why = "owned by uid " + std::to_string(st.st_uid) + ", not by us";
-  } else if ((st.st_mode & 022) != 0) {
-    why = "writable by group or others";
-  } else if (static_cast<uint64_t>(st.st_size) > kMaxCacheBytes) {
-    why = "larger than " + std::to_string(kMaxCacheBytes) + " bytes";
-  }
-  std::string text;
-  if (why.empty() && !fs::ReadExactly(fd, &text, static_cast<size_t>(st.st_size))) why = "short read";
-  ::close(fd);
-  if (!why.empty()) return MakeError(ErrorKind::kDenied, why);
-  return text;
 }
 
 int UsableCores() {
@@ -153,11 +130,10 @@ HashCache HashCache::Load(const std::string& dir) {
   if (dir.empty()) return c;
   c.dir_ = dir;
   c.file_ = dir + "/hashes.json";
-  auto text = ReadTrusted(c.file_);
+  // Only a file of ours that nobody else can write decides what is not re-hashed.
+  auto text = fs::ReadOwnFile(c.file_, kMaxCacheBytes);
   if (!text.ok()) {
-    if (text.error().kind != ErrorKind::kNotFound) {
-      c.notes_.push_back("ignoring hash cache " + c.file_ + ": " + text.error().message);
-    }
+    if (text.error().kind != ErrorKind::kNotFound) c.notes_.push_back("ignoring hash cache " + text.error().message);
     return c;
   }
   std::vector<oci::Digest> digests;
@@ -201,8 +177,8 @@ Status HashCache::Save() {
                        {"sha256", e.digest.str()}});
   }
   oci::Json doc = {{"schemaVersion", kSchemaVersion}, {"entries", entries}};
-  IMGTOOL_TRY(fs::MakeDirs(dir_));
-  IMGTOOL_TRY(fs::WriteFileAtomic(file_, doc.dump() + "\n"));
+  IMGTOOL_TRY(fs::MakeOwnDir(dir_));
+  IMGTOOL_TRY(fs::WriteOwnFile(file_, doc.dump() + "\n"));
   dirty_ = false;
   return Status::Ok();
 }
