@@ -32,6 +32,9 @@ class GlooGroup {
   // Null when size() == 1.
   const std::shared_ptr<gloo::Context>& context() const { return context_; }
   const ClusterConfig& cluster() const { return cluster_; }
+  // The rendezvous store, for further set-up between the ranks (comm/shm_comm.h); null
+  // when size() == 1.
+  TcpStoreClient* store() const { return client_.get(); }
 
  private:
   GlooGroup() = default;

@@ -13,6 +13,7 @@
 #include "cluster/cluster_config.h"
 #include "cluster/gloo_group.h"
 #include "comm/comm.h"
+#include "comm/shm_comm.h"
 #include "data/dataset.h"
 #include "train/step.h"
 #include "train/train.h"
@@ -37,6 +38,14 @@ class ConsoleObserver : public trainer::TrainObserver {
   void OnNote(const std::string& note) override { std::fprintf(stderr, "trainer: %s\n", note.c_str()); }
 };
 
+// Milliseconds per step by phase (train/step.h StepPhases); null for a runner that does not time them.
+nlohmann::json PhasesJson(const trainer::StepPhases& p) {
+  if (p.steps == 0) return nullptr;
+  const double ms = 1000.0 / static_cast<double>(p.steps);
+  return {{"compute", p.compute_s * ms}, {"exchange", p.exchange_s * ms}, {"update", p.update_s * ms},
+          {"gather", p.gather_s * ms}};
+}
+
 int Fail(const Error& e) {
   std::fprintf(stderr, "trainer: error: %s\n", e.message.c_str());
   return trainer::ExitCodeFor(e.kind);
@@ -51,7 +60,8 @@ int main(int argc, char** argv) {
       "-> Adam -> checkpoint / TensorBoard -> sha256 of the weights.\n"
       "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous."};
   trainer::TrainConfig cfg;
-  std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host, busy_poll = "auto";
+  std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host, busy_poll = "auto",
+              comm_kind = "auto";
   int rank = 0, world_size = 1, train_limit = 0, test_limit = 0;
   double rendezvous_timeout = 60, collective_timeout = 120;
   bool json = false;
@@ -92,6 +102,11 @@ int main(int argc, char** argv) {
                  "fit its CPUs)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  app.add_option("--comm", comm_kind,
+                 "How ranks exchange gradients: gloo (TCP), shm (shared memory; every rank on this host), or auto "
+                 "(shm when every rank shares this host, else gloo)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "gloo", "shm"}));
   app.add_option("--train-limit", train_limit, "Use only the first N training examples (tests)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--test-limit", test_limit, "Use only the first N test examples (tests)")
@@ -138,7 +153,29 @@ int main(int argc, char** argv) {
   // Spinning pays only when no rank waits for a core that a spinning peer holds.
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const bool spin = busy_poll == "on" || (busy_poll == "auto" && trainer::LocalTasks(*cluster) * cfg.threads <= cpus);
-  auto comm = (*group)->size() == 1 ? trainer::MakeLocalComm() : trainer::MakeGlooComm((*group)->context(), spin);
+  std::unique_ptr<trainer::Comm> comm;
+  std::string why_not_shm;
+  if ((*group)->size() == 1) {
+    comm = trainer::MakeLocalComm();
+  } else if (comm_kind != "gloo") {
+    trainer::ShmCommOptions so;
+    so.spin = spin;
+    so.setup_timeout = gopts.rendezvous_timeout;
+    so.collective_timeout = gopts.collective_timeout;
+    auto shm = trainer::MakeShmComm(*(*group)->store(), (*group)->rank(), (*group)->size(), so, &why_not_shm);
+    if (!shm.ok()) return Fail(shm.error().Context("--comm " + comm_kind));
+    if (*shm == nullptr && comm_kind == "shm") {
+      return Fail({trainer::ErrorKind::kInvalidInput, "--comm shm: " + why_not_shm});
+    }
+    comm = std::move(*shm);
+  }
+  std::string comm_used = (*group)->size() == 1 ? "local" : comm != nullptr ? "shm" : "gloo";
+  if (comm == nullptr) comm = trainer::MakeGlooComm((*group)->context(), spin);
+  if ((*group)->rank() == 0 && (*group)->size() > 1) {
+    std::fprintf(stderr, "collectives: %s, %d ranks%s%s\n", comm_used == "shm" ? "shared memory" : "Gloo over TCP",
+                 (*group)->size(),
+                 spin ? ", spinning" : "", why_not_shm.empty() ? "" : (" (not shared memory: " + why_not_shm + ")").c_str());
+  }
 
   ConsoleObserver observer;
   auto sum = trainer::Train(cfg, *data, *comm, observer, make_step);
@@ -158,6 +195,8 @@ int main(int argc, char** argv) {
                         {"train_seconds", sum->train_seconds},
                         {"resumed_from_step", sum->resumed_from_step},
                         {"rank", cluster->rank},
+                        {"comm", comm_used},
+                        {"step_ms", PhasesJson(sum->phases)},
                         {"world_size", cluster->world_size},
                         {"threads", cfg.threads},
                         {"seed", cfg.seed},

@@ -1,6 +1,7 @@
 #include "train/step.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "cpu/ops.h"
@@ -9,6 +10,13 @@ namespace trainer {
 namespace {
 
 bool PowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Adds the time since `*mark` to `*total` and moves the mark: one clock read per phase.
+void Lap(std::chrono::steady_clock::time_point* mark, double* total) {
+  auto now = std::chrono::steady_clock::now();
+  *total += std::chrono::duration<double>(now - *mark).count();
+  *mark = now;
+}
 
 // Parameters from b1 on (b1, W2, b2): updated by every rank.
 constexpr int kRest = static_cast<int>(MlpLayout::kCount - MlpLayout::kB1);
@@ -81,6 +89,7 @@ Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::ve
   const double scale = 1.0 / B;  // mean over the global batch
   const size_t batch0 = static_cast<size_t>(step) * B;
 
+  auto mark = std::chrono::steady_clock::now();
   // 1. This rank's shards, up to dh1, into their blocks of shards_.
   pool_.ParallelFor(local_shards_, [&](int ls) {
     const int shard = first_shard_ + ls;
@@ -103,7 +112,9 @@ Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::ve
 
   // 2. Every rank gets every shard's block (this rank's are already in their slots).
   const size_t local_floats = static_cast<size_t>(local_shards_) * stride_;
+  Lap(&mark, &phases_.compute_s);
   TRAINER_TRY(comm_.AllGather(shards_.data() + comm_.rank() * local_floats, shards_.data(), local_floats));
+  Lap(&mark, &phases_.exchange_s);
 
   // 3. The small gradients and the loss, summed into shard 0's block.
   float* rest = shards_.data() + rest_offset_;  // (kRest + 1): grads of b1, W2, b2, then the loss sum
@@ -123,7 +134,11 @@ Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::ve
   });
   cpu::adam_update(params + MlpLayout::kB1, rest, adam_m + MlpLayout::kB1, adam_v + MlpLayout::kB1, kRest, adam_, t);
   *loss = static_cast<double>(rest[kRest]) / B;
-  return GatherRows(params);
+  Lap(&mark, &phases_.update_s);
+  TRAINER_TRY(GatherRows(params));
+  Lap(&mark, &phases_.gather_s);
+  ++phases_.steps;
+  return Status::Ok();
 }
 
 Status TrainStep::GatherMoments(float* adam_m, float* adam_v) {

@@ -54,6 +54,16 @@ struct RowSlice {
 };
 RowSlice OwnedRows(int rank, int world);
 
+// Where a rank's step time went, summed over the steps run (wall time on this rank; a
+// collective's time includes waiting for the slowest peer).
+struct StepPhases {
+  double compute_s = 0;   // 1: this rank's shards up to dh1
+  double exchange_s = 0;  // 2: the allgather of dh1 and the small gradients
+  double update_s = 0;    // 3-5: tree sums, dW1 of this rank's rows, Adam
+  double gather_s = 0;    // the allgather of the W1 rows
+  int64_t steps = 0;
+};
+
 class TrainStep {
  public:
   TrainStep(const Split& train, StepShape shape, uint64_t seed, const cpu::AdamConfig& adam, Comm& comm,
@@ -68,6 +78,8 @@ class TrainStep {
 
   // Gives every rank every owner's W1 rows of adam_m and adam_v (a collective).
   Status GatherMoments(float* adam_m, float* adam_v);
+
+  const StepPhases& phases() const { return phases_; }
 
  private:
   Status GatherRows(float* buffer);  // the W1 rows of `buffer` (kCount) from their owners
@@ -90,6 +102,7 @@ class TrainStep {
   std::vector<uint8_t> y_;                                // (local_shards, shard_size)
   std::vector<float> mask_;                               // (local_shards, shard_size, 128)
   std::vector<std::unique_ptr<MlpWorkspace<float>>> ws_;  // one per local shard
+  StepPhases phases_;
 };
 
 }  // namespace trainer

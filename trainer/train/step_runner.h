@@ -32,6 +32,9 @@ class StepRunner {
   // Makes the host buffers current: params, and with `moments` also adam_m and adam_v for
   // every W1 row (a collective then, called by every rank: TrainStep::GatherMoments).
   virtual Status Sync(float* params, float* adam_m, float* adam_v, bool moments) = 0;
+
+  // Where the steps' time went; all zero for a runner that does not time its phases.
+  virtual StepPhases Phases() const { return {}; }
 };
 
 // Builds the runner that Train uses, once, after any checkpoint was restored.
@@ -53,6 +56,7 @@ class CpuStepRunner : public StepRunner {
   Status Sync(float*, float* adam_m, float* adam_v, bool moments) override {
     return moments ? step_.GatherMoments(adam_m, adam_v) : Status::Ok();
   }
+  StepPhases Phases() const override { return step_.phases(); }
 
  private:
   TrainStep step_;

@@ -223,6 +223,7 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
     sum.test_loss = e.loss;
   }
 
+  sum.phases = train_step->Phases();
   sum.digest = "sha256:" + HexOf(Sha256(state.params.data(), state.params.size() * sizeof(float)));
   sum.steps = state.step;
   sum.epochs_completed = state.epoch;

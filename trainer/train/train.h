@@ -60,6 +60,7 @@ struct TrainSummary {
   double samples_per_sec = 0;  // training steps only: no evaluation or checkpoint time
   double train_seconds = 0;
   int64_t resumed_from_step = -1;
+  StepPhases phases;  // this rank's step time by phase (zero for the CUDA runner)
 };
 
 // make_step: the step engine (train/step_runner.h); empty for the CPU step (train/step.h),
