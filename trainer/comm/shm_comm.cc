@@ -29,13 +29,22 @@ constexpr size_t kSlotBytes = 256 << 10;          // one W1 slice of 2 workers (
 constexpr int kSpinsBeforeSleep = 2000;           // ~a few µs of pause before a futex sleep
 constexpr int kSpinsPerCheck = 1 << 14;           // spinning: look at the clock and the peers this often
 
+// A counter alone on its cache line: ranks hammer these from different cores.
+struct alignas(64) Counter {
+  std::atomic<uint32_t> value;
+};
+
 struct alignas(64) Header {
   uint64_t magic;
   uint64_t size;
   uint64_t slot_bytes;
+  uint64_t region_bytes;
   std::atomic<uint32_t> waiters;   // ranks asleep (or about to be) on a futex
   std::atomic<uint32_t> attached;  // non-chief ranks that mapped the segment
   std::atomic<uint32_t> ready;     // the chief unlinked the name: go
+  Counter arrived;                 // SharedWork: rounds entered, summed over the ranks
+  Counter claimed;                 // SharedWork: tasks claimed, over all rounds
+  Counter done;                    // SharedWork: tasks done, over all rounds
 };
 
 // One cache line per rank, so a rank's stores do not evict its peers' lines.
@@ -50,7 +59,8 @@ bool AtOrPast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0;
 
 size_t LinesOffset() { return (sizeof(Header) + 63) / 64 * 64; }
 size_t SlotsOffset(int size) { return (LinesOffset() + sizeof(RankLine) * static_cast<size_t>(size) + 4095) / 4096 * 4096; }
-size_t SegmentBytes(int size) { return SlotsOffset(size) + 2 * kSlotBytes * static_cast<size_t>(size); }
+size_t RegionOffset(int size) { return SlotsOffset(size) + 2 * kSlotBytes * static_cast<size_t>(size); }
+size_t SegmentBytes(int size, size_t region_bytes) { return RegionOffset(size) + (region_bytes + 4095) / 4096 * 4096; }
 
 long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
   // Shared (not FUTEX_PRIVATE_FLAG): the waiter and the waker are different processes.
@@ -80,11 +90,35 @@ bool Gone(int32_t pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
 }
 
-class ShmComm : public Comm {
+class ShmComm : public Comm, public SharedWork {
  public:
   ShmComm(void* base, int rank, int size, const ShmCommOptions& o)
       : base_(static_cast<char*>(base)), rank_(rank), size_(size), options_(o) {}
-  ~ShmComm() override { ::munmap(base_, SegmentBytes(size_)); }
+  ~ShmComm() override { ::munmap(base_, SegmentBytes(size_, options_.shared_bytes)); }
+
+  char* region() override { return base_ + RegionOffset(size_); }
+  size_t region_bytes() const override { return options_.shared_bytes; }
+
+  Status BeginRound(int count) override {
+    ++rounds_;
+    round_base_ = round_end_;
+    round_end_ += static_cast<uint32_t>(count);
+    Add(Head().arrived.value);
+    return WaitFor(Head().arrived.value, rounds_ * static_cast<uint32_t>(size_), -1, "entering a round");
+  }
+
+  int Claim() override {
+    auto& claimed = Head().claimed.value;
+    uint32_t c = claimed.load(std::memory_order_relaxed);
+    while (static_cast<int32_t>(round_end_ - c) > 0) {
+      if (claimed.compare_exchange_weak(c, c + 1, std::memory_order_relaxed)) return static_cast<int>(c - round_base_);
+    }
+    return -1;
+  }
+
+  void Done() override { Add(Head().done.value); }
+
+  Status EndRound() override { return WaitFor(Head().done.value, round_end_, -1, "a round of shared tasks"); }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -148,6 +182,13 @@ class ShmComm : public Comm {
 
   void Post(std::atomic<uint32_t>& word, uint32_t k) {
     word.store(k, std::memory_order_seq_cst);
+    Wake(word);
+  }
+  void Add(std::atomic<uint32_t>& word) {
+    word.fetch_add(1, std::memory_order_seq_cst);
+    Wake(word);
+  }
+  void Wake(std::atomic<uint32_t>& word) {
     if (Head().waiters.load(std::memory_order_seq_cst) > 0) Futex(&word, FUTEX_WAKE, INT_MAX, nullptr);
   }
 
@@ -186,7 +227,8 @@ class ShmComm : public Comm {
       }
       if (now >= deadline) {
         return MakeError(ErrorKind::kTransport,
-                         std::string(op) + ": rank " + std::to_string(peer) + " silent for " +
+                         std::string(op) + ": " + (peer >= 0 ? "rank " + std::to_string(peer) : "a peer") +
+                             " silent for " +
                              std::to_string(options_.collective_timeout.count() / 1000) +
                              " s (--collective-timeout); a peer failed or left the job (restart all tasks to resume)");
       }
@@ -197,6 +239,7 @@ class ShmComm : public Comm {
   int rank_, size_;
   ShmCommOptions options_;
   uint32_t op_ = 0;
+  uint32_t rounds_ = 0, round_base_ = 0, round_end_ = 0;  // SharedWork: this rank's view
 };
 
 Error Errno(const std::string& what) {
@@ -204,21 +247,22 @@ Error Errno(const std::string& what) {
 }
 
 // The chief's half of the set-up: the segment, or why there is none.
-Result<std::string> CreateSegment(int size, void** base) {
+Result<std::string> CreateSegment(int size, size_t region_bytes, void** base) {
   std::random_device rd;
   const std::string name = "/imgtool-trainer-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
   int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("shm_open " + name);
   // Reserve the pages now: a full /dev/shm is an error here, not a SIGBUS mid-step.
-  int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(SegmentBytes(size)));
+  const size_t bytes = SegmentBytes(size, region_bytes);
+  int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
   if (rc != 0) {
     errno = rc;
-    Error e = Errno("reserving " + std::to_string(SegmentBytes(size)) + " bytes in /dev/shm");
+    Error e = Errno("reserving " + std::to_string(bytes) + " bytes in /dev/shm");
     ::close(fd);
     ::shm_unlink(name.c_str());
     return e;
   }
-  void* p = ::mmap(nullptr, SegmentBytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
     Error e = Errno("mmap");
@@ -229,26 +273,29 @@ Result<std::string> CreateSegment(int size, void** base) {
   h->magic = kMagic;
   h->size = static_cast<uint64_t>(size);
   h->slot_bytes = kSlotBytes;
+  h->region_bytes = region_bytes;
   auto* lines = reinterpret_cast<RankLine*>(static_cast<char*>(p) + LinesOffset());
   for (int r = 0; r < size; ++r) new (&lines[r]) RankLine{};
   *base = p;
   return name;
 }
 
-Result<void*> AttachSegment(const std::string& name, int size) {
+Result<void*> AttachSegment(const std::string& name, int size, size_t region_bytes) {
   int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return Errno("shm_open " + name);
+  const size_t bytes = SegmentBytes(size, region_bytes);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != SegmentBytes(size)) {
+  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
     ::close(fd);
     return MakeError(ErrorKind::kTransport, "shared memory: " + name + " is not the job's segment (size)");
   }
-  void* p = ::mmap(nullptr, SegmentBytes(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return Errno("mmap " + name);
   const auto* h = static_cast<const Header*>(p);
-  if (h->magic != kMagic || h->size != static_cast<uint64_t>(size) || h->slot_bytes != kSlotBytes) {
-    ::munmap(p, SegmentBytes(size));
+  if (h->magic != kMagic || h->size != static_cast<uint64_t>(size) || h->slot_bytes != kSlotBytes ||
+      h->region_bytes != region_bytes) {
+    ::munmap(p, bytes);
     return MakeError(ErrorKind::kTransport, "shared memory: " + name + " is not the job's segment (header)");
   }
   return p;
@@ -266,6 +313,8 @@ bool PollUntil(F done, std::chrono::milliseconds timeout) {
 }
 
 }  // namespace
+
+SharedWork* SharedWorkOf(Comm& comm) { return dynamic_cast<SharedWork*>(&comm); }
 
 std::string ShmHostKey() {
   return "boot " + ReadFirstLine("/proc/sys/kernel/random/boot_id") + " ipc " + NamespaceOf("ipc") + " pid " +
@@ -288,7 +337,7 @@ Result<std::unique_ptr<Comm>> MakeShmComm(TcpStoreClient& store, int rank, int s
       if (!*theirs || **theirs != mine) verdict = "-rank " + std::to_string(r) + " runs on another host or namespace";
     }
     if (verdict.empty()) {
-      auto name = CreateSegment(size, &base);
+      auto name = CreateSegment(size, options.shared_bytes, &base);
       verdict = name.ok() ? *name : "-" + name.error().message;
     }
     TRAINER_TRY(store.Set("shm/segment", verdict));
@@ -301,7 +350,7 @@ Result<std::unique_ptr<Comm>> MakeShmComm(TcpStoreClient& store, int rank, int s
     bool all = PollUntil([&] { return h->attached.load() == static_cast<uint32_t>(size - 1); }, options.setup_timeout);
     ::shm_unlink(verdict.c_str());  // mapped by all (or never will be): the name is not needed again
     if (!all) {
-      ::munmap(base, SegmentBytes(size));
+      ::munmap(base, SegmentBytes(size, options.shared_bytes));
       return MakeError(ErrorKind::kTransport, "shared memory: not every rank mapped the segment in time");
     }
     h->ready.store(1, std::memory_order_release);
@@ -314,14 +363,14 @@ Result<std::unique_ptr<Comm>> MakeShmComm(TcpStoreClient& store, int rank, int s
       *why_not = (**verdict).substr(1);
       return std::unique_ptr<Comm>();
     }
-    auto p = AttachSegment(**verdict, size);
+    auto p = AttachSegment(**verdict, size, options.shared_bytes);
     if (!p.ok()) return p.error();
     base = *p;
     auto* h = static_cast<Header*>(base);
     reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset())[rank].pid = ::getpid();
     h->attached.fetch_add(1);
     if (!PollUntil([&] { return h->ready.load(std::memory_order_acquire) == 1; }, options.setup_timeout)) {
-      ::munmap(base, SegmentBytes(size));
+      ::munmap(base, SegmentBytes(size, options.shared_bytes));
       return MakeError(ErrorKind::kTransport, "shared memory: the chief did not finish the set-up in time");
     }
   }

@@ -105,6 +105,44 @@ TEST(ShmComm, AllGatherAndBroadcastOverManyOperations) {
   }
 }
 
+TEST(ShmComm, SharedWorkRunsEveryTaskOnceAndRoundsDoNotOverlap) {
+  const int size = 3, rounds = 300, max_tasks = 64;
+  ShmCommOptions o;
+  o.shared_bytes = max_tasks * sizeof(uint32_t);
+  o.collective_timeout = std::chrono::seconds(30);
+  auto count_of = [](int round) { return (round * 7) % 61 + 1; };  // 1 .. 61 tasks, some rounds of one
+  std::vector<int> wrong(size, 0), mine(size, 0);
+  auto outcome = RunRanks(size, std::vector<ShmCommOptions>(size, o), [&](Comm& comm, int r) {
+    SharedWork* work = SharedWorkOf(comm);
+    ASSERT_NE(work, nullptr);
+    ASSERT_EQ(work->region_bytes(), o.shared_bytes);
+    auto* runs = reinterpret_cast<uint32_t*>(work->region());  // (max_tasks): times each task ran
+    std::vector<uint32_t> want(max_tasks, 0);
+    for (int round = 0; round < rounds; ++round) {
+      const int count = count_of(round);
+      if (!work->BeginRound(count).ok()) return ADD_FAILURE() << "BeginRound";
+      for (int task = work->Claim(); task >= 0; task = work->Claim()) {
+        if (task >= count) ++wrong[r];
+        __atomic_fetch_add(&runs[task], 1u, __ATOMIC_RELAXED);
+        ++mine[r];
+        work->Done();
+      }
+      if (!work->EndRound().ok()) return ADD_FAILURE() << "EndRound";
+      for (int k = 0; k < count; ++k) ++want[static_cast<size_t>(k)];
+      // Between rounds nobody writes: every rank sees every task of every round so far run once.
+      for (int k = 0; k < max_tasks; ++k) wrong[r] += runs[k] != want[static_cast<size_t>(k)];
+    }
+  });
+  int total = 0, expected = 0;
+  for (int round = 0; round < rounds; ++round) expected += count_of(round);
+  for (int r = 0; r < size; ++r) {
+    EXPECT_EQ(outcome[static_cast<size_t>(r)], "");
+    EXPECT_EQ(wrong[static_cast<size_t>(r)], 0) << "rank " << r;
+    total += mine[static_cast<size_t>(r)];
+  }
+  EXPECT_EQ(total, expected) << "every task claimed by exactly one rank";
+}
+
 TEST(ShmComm, RanksOnAnotherHostGetNoSegment) {
   std::vector<ShmCommOptions> o(3);
   o[2].host_key = "boot another-machine";

@@ -15,6 +15,7 @@
 #include "comm/comm.h"
 #include "comm/shm_comm.h"
 #include "data/dataset.h"
+#include "train/shm_step.h"
 #include "train/step.h"
 #include "train/train.h"
 #ifdef TRAINER_HAVE_CUDA
@@ -162,6 +163,8 @@ int main(int argc, char** argv) {
     so.spin = spin;
     so.setup_timeout = gopts.rendezvous_timeout;
     so.collective_timeout = gopts.collective_timeout;
+    // The CPU step shares its parameters and hands out its tasks through the segment.
+    if (!make_step) so.shared_bytes = trainer::ShmStep::RegionBytes({cfg.global_batch, cfg.shards});
     auto shm = trainer::MakeShmComm(*(*group)->store(), (*group)->rank(), (*group)->size(), so, &why_not_shm);
     if (!shm.ok()) return Fail(shm.error().Context("--comm " + comm_kind));
     if (*shm == nullptr && comm_kind == "shm") {
@@ -170,6 +173,14 @@ int main(int argc, char** argv) {
     comm = std::move(*shm);
   }
   std::string comm_used = (*group)->size() == 1 ? "local" : comm != nullptr ? "shm" : "gloo";
+  if (comm_used == "shm" && !make_step) {
+    trainer::SharedWork* shared = trainer::SharedWorkOf(*comm);
+    make_step = [shared](const trainer::Split& train, const trainer::StepShape& shape, uint64_t seed,
+                         const trainer::cpu::AdamConfig& adam, trainer::Comm&, trainer::ThreadPool& pool)
+        -> trainer::Result<std::unique_ptr<trainer::StepRunner>> {
+      return std::unique_ptr<trainer::StepRunner>(new trainer::ShmStep(*shared, train, shape, seed, adam, pool));
+    };
+  }
   if (comm == nullptr) comm = trainer::MakeGlooComm((*group)->context(), spin);
   if ((*group)->rank() == 0 && (*group)->size() > 1) {
     std::fprintf(stderr, "collectives: %s, %d ranks%s%s\n", comm_used == "shm" ? "shared memory" : "Gloo over TCP",

@@ -55,7 +55,9 @@ struct RowSlice {
 RowSlice OwnedRows(int rank, int world);
 
 // Where a rank's step time went, summed over the steps run (wall time on this rank; a
-// collective's time includes waiting for the slowest peer).
+// collective's time includes waiting for the slowest peer). ShmStep (shm_step.h) counts
+// its two rounds the same way: their tasks as compute and update, the waits around them
+// as exchange and gather.
 struct StepPhases {
   double compute_s = 0;   // 1: this rank's shards up to dh1
   double exchange_s = 0;  // 2: the allgather of dh1 and the small gradients
