@@ -7,9 +7,10 @@ ref=$(digest_of "$WORK/w1.out")
 [[ $ref == sha256:* ]] || fail "no digest from the 1-worker run"
 pass "1 worker: $ref"
 
-check() {  # N WITH_CHIEF COMM
+check() {  # N WITH_CHIEF COMM [THREADS]
   local n=$1 with_chief=$2 comm=$3 want
-  start_job "$n" "$with_chief" "$WORK/w$n$comm" "${SHORT[@]}" --seed 3 --rendezvous-timeout 60 --comm "$comm"
+  start_job "$n" "$with_chief" "$WORK/w$n$comm" "${SHORT[@]}" --seed 3 --rendezvous-timeout 60 --comm "$comm" \
+    --threads "${4:-1}"
   wait_job "$WORK/w$n$comm"
   for ((r = 0; r < n; r++)); do
     local d
@@ -22,6 +23,7 @@ check() {  # N WITH_CHIEF COMM
   pass "$n workers (chief task: $with_chief) over $want: every rank has $ref"
 }
 check 2 1 auto
+check 2 0 shm 3  # three threads per rank claim the shared tasks
 check 4 0 shm
 check 8 1 auto
 check 2 0 gloo
