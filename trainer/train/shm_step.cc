@@ -85,22 +85,11 @@ Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vect
   phases_.exchange_s += Since(&mark);
   const double scale = 1.0 / B;  // mean over the global batch
   ClaimAll([&](int s) {
-    const int first = s * shard_size_;  // position of the shard in the global batch
-    const size_t n = static_cast<size_t>(shard_size_);
-    float* x = x_.data() + static_cast<size_t>(s) * n * MlpLayout::kIn;  // (shard_size, 784)
-    uint8_t* y = y_.data() + static_cast<size_t>(s) * n;                 // (shard_size)
-    float* mask = mask_.data() + static_cast<size_t>(s) * n * H;         // (shard_size, 128)
-    for (int i = 0; i < shard_size_; ++i) {
-      size_t ex = static_cast<size_t>(perm[batch0 + first + i]);
-      std::memcpy(x + static_cast<size_t>(i) * MlpLayout::kIn, &train_.images[ex * MlpLayout::kIn],
-                  MlpLayout::kIn * sizeof(float));
-      y[i] = train_.labels[ex];
-    }
-    cpu::dropout_mask(mask, shard_size_, H, kDropoutRate, seed_, epoch, step, first);
-    float* block = blocks_ + static_cast<size_t>(s) * stride_;  // (stride)
-    double shard_loss = ShardGradientExceptW1(params_, x, y, shard_size_, mask, scale, block, block + rest_offset_,
-                                              *ws_[static_cast<size_t>(s)]);
-    block[rest_offset_ + kRest] = static_cast<float>(shard_loss);
+    const size_t n = static_cast<size_t>(shard_size_), at = static_cast<size_t>(s);
+    ShardScratch scratch{x_.data() + at * n * MlpLayout::kIn, y_.data() + at * n, mask_.data() + at * n * H,
+                         ws_[at].get()};
+    ComputeShard(params_, train_, perm, batch0, s, shard_size_, seed_, epoch, step, scale, scratch,
+                 blocks_ + at * stride_, rest_offset_);
   });
   phases_.compute_s += Since(&mark);
   TRAINER_TRY(shared_.EndRound());
@@ -130,10 +119,7 @@ Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vect
       return;
     }
     const int lo = task * kTaskRows, hi = std::min(lo + kTaskRows, MlpLayout::kIn);
-    float dw[kTaskRows * MlpLayout::kHidden];  // (hi - lo, 128)
-    cpu::linear_weight_grad_tree(dw, in_rows_.data(), blocks_, stride_, S, shard_size_, lo, hi, H);
-    const size_t at = MlpLayout::kW1 + static_cast<size_t>(lo) * H;
-    cpu::adam_update(params_ + at, dw, adam_m_ + at, adam_v_ + at, (hi - lo) * H, adam_, t);
+    UpdateW1Rows(params_, adam_m_, adam_v_, in_rows_.data(), blocks_, stride_, S, shard_size_, lo, hi, adam_, t);
   });
   phases_.update_s += Since(&mark);
   TRAINER_TRY(shared_.EndRound());

@@ -56,6 +56,31 @@ void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool
   });
 }
 
+void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0,
+                  int shard, int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch,
+                  float* block, size_t rest_offset) {
+  const int first = shard * n;  // position of the shard in the global batch
+  for (int i = 0; i < n; ++i) {
+    size_t ex = static_cast<size_t>(perm[batch0 + first + i]);
+    std::memcpy(scratch.x + static_cast<size_t>(i) * MlpLayout::kIn, &train.images[ex * MlpLayout::kIn],
+                MlpLayout::kIn * sizeof(float));
+    scratch.y[i] = train.labels[ex];
+  }
+  cpu::dropout_mask(scratch.mask, n, MlpLayout::kHidden, kDropoutRate, seed, epoch, step, first);
+  double shard_loss = ShardGradientExceptW1(params, scratch.x, scratch.y, n, scratch.mask, scale, block,
+                                            block + rest_offset, *scratch.ws);
+  block[rest_offset + kRest] = static_cast<float>(shard_loss);
+}
+
+void UpdateW1Rows(float* params, float* adam_m, float* adam_v, const float* const* in_rows, const float* blocks,
+                  size_t stride, int shards, int shard_size, int lo, int hi, const cpu::AdamConfig& adam, int64_t t) {
+  const int H = MlpLayout::kHidden;
+  float dw[kTaskRows * MlpLayout::kHidden];  // (hi - lo, 128)
+  cpu::linear_weight_grad_tree(dw, in_rows, blocks, stride, shards, shard_size, lo, hi, H);
+  const size_t at = MlpLayout::kW1 + static_cast<size_t>(lo) * H;
+  cpu::adam_update(params + at, dw, adam_m + at, adam_v + at, (hi - lo) * H, adam, t);
+}
+
 RowSlice OwnedRows(int rank, int world) {
   const int per = (MlpLayout::kIn + world - 1) / world;
   const int begin = std::min(rank * per, MlpLayout::kIn);
@@ -93,21 +118,11 @@ Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::ve
   // 1. This rank's shards, up to dh1, into their blocks of shards_.
   pool_.ParallelFor(local_shards_, [&](int ls) {
     const int shard = first_shard_ + ls;
-    const int first = shard * shard_size_;  // position of the shard in the global batch
-    float* x = x_.data() + static_cast<size_t>(ls) * shard_size_ * MlpLayout::kIn;  // (shard_size, 784)
-    uint8_t* y = y_.data() + static_cast<size_t>(ls) * shard_size_;                 // (shard_size)
-    float* mask = mask_.data() + static_cast<size_t>(ls) * shard_size_ * H;         // (shard_size, 128)
-    for (int i = 0; i < shard_size_; ++i) {
-      size_t ex = static_cast<size_t>(perm[batch0 + first + i]);
-      std::memcpy(x + static_cast<size_t>(i) * MlpLayout::kIn, &train_.images[ex * MlpLayout::kIn],
-                  MlpLayout::kIn * sizeof(float));
-      y[i] = train_.labels[ex];
-    }
-    cpu::dropout_mask(mask, shard_size_, H, kDropoutRate, seed_, epoch, step, first);
-    float* block = shards_.data() + static_cast<size_t>(shard) * stride_;  // (stride)
-    double shard_loss = ShardGradientExceptW1(params, x, y, shard_size_, mask, scale, block, block + rest_offset_,
-                                              *ws_[static_cast<size_t>(ls)]);
-    block[rest_offset_ + kRest] = static_cast<float>(shard_loss);
+    const size_t n = static_cast<size_t>(shard_size_), at = static_cast<size_t>(ls);
+    ShardScratch scratch{x_.data() + at * n * MlpLayout::kIn, y_.data() + at * n, mask_.data() + at * n * H,
+                         ws_[at].get()};
+    ComputeShard(params, train_, perm, batch0, shard, shard_size_, seed_, epoch, step, scale, scratch,
+                 shards_.data() + static_cast<size_t>(shard) * stride_, rest_offset_);
   });
 
   // 2. Every rank gets every shard's block (this rank's are already in their slots).
@@ -127,10 +142,7 @@ Status TrainStep::Run(float* params, float* adam_m, float* adam_v, const std::ve
   const int tasks = (rows_.end - rows_.begin + kTaskRows - 1) / kTaskRows;
   pool_.ParallelFor(tasks, [&](int task) {
     const int lo = rows_.begin + task * kTaskRows, hi = std::min(lo + kTaskRows, rows_.end);
-    float dw[kTaskRows * MlpLayout::kHidden];  // (hi - lo, 128)
-    cpu::linear_weight_grad_tree(dw, in_rows_.data(), shards_.data(), stride_, S, shard_size_, lo, hi, H);
-    const size_t at = MlpLayout::kW1 + static_cast<size_t>(lo) * H;
-    cpu::adam_update(params + at, dw, adam_m + at, adam_v + at, (hi - lo) * H, adam_, t);
+    UpdateW1Rows(params, adam_m, adam_v, in_rows_.data(), shards_.data(), stride_, S, shard_size_, lo, hi, adam_, t);
   });
   cpu::adam_update(params + MlpLayout::kB1, rest, adam_m + MlpLayout::kB1, adam_v + MlpLayout::kB1, kRest, adam_, t);
   *loss = static_cast<double>(rest[kRest]) / B;

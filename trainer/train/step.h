@@ -48,6 +48,25 @@ Status ValidateStepShape(const StepShape& shape, int world_size);
 // tree described above. count must be a power of two.
 void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool);
 
+// Step 1 for one shard, the same wherever it runs (TrainStep, ShmStep): gathers its
+// examples (positions batch0 + shard*n ...) into x (n, 784) and y (n), draws its dropout
+// mask (n, 128), and writes block: dh1 (n, 128) at 0, the small gradients at rest_offset,
+// then the shard's loss.
+struct ShardScratch {
+  float* x;
+  uint8_t* y;
+  float* mask;
+  MlpWorkspace<float>* ws;
+};
+void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0,
+                  int shard, int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch,
+                  float* block, size_t rest_offset);
+
+// Steps 4-5 for W1 rows [lo, hi) (hi - lo <= 16): their dW1 over the S shard blocks
+// (dh1 at the start of each, `stride` apart) and the examples' x rows, then Adam on them.
+void UpdateW1Rows(float* params, float* adam_m, float* adam_v, const float* const* in_rows, const float* blocks,
+                  size_t stride, int shards, int shard_size, int lo, int hi, const cpu::AdamConfig& adam, int64_t t);
+
 // The W1 rows [begin, end) that rank `rank` of `world` owns.
 struct RowSlice {
   int begin, end;
