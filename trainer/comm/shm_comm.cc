@@ -59,6 +59,10 @@ bool AtOrPast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0;
 
 size_t LinesOffset() { return (sizeof(Header) + 63) / 64 * 64; }
 size_t SlotsOffset(int size) { return (LinesOffset() + sizeof(RankLine) * static_cast<size_t>(size) + 4095) / 4096 * 4096; }
+RankLine* LinesIn(void* base) { return reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset()); }
+// A buffer goes through the slots in this many operations (one even when empty, so every
+// rank counts the same operations).
+size_t Chunks(size_t bytes) { return std::max<size_t>(1, (bytes + kSlotBytes - 1) / kSlotBytes); }
 size_t RegionOffset(int size) { return SlotsOffset(size) + 2 * kSlotBytes * static_cast<size_t>(size); }
 size_t SegmentBytes(int size, size_t region_bytes) { return RegionOffset(size) + (region_bytes + 4095) / 4096 * 4096; }
 
@@ -127,8 +131,8 @@ class ShmComm : public Comm, public SharedWork {
     const size_t bytes = count * sizeof(float);
     const auto* src = reinterpret_cast<const char*>(in);
     auto* dst = reinterpret_cast<char*>(out);
-    for (size_t off = 0; off == 0 || off < bytes; off += kSlotBytes) {
-      const size_t len = std::min(kSlotBytes, bytes - off);
+    for (size_t c = 0, n = Chunks(bytes); c < n; ++c) {
+      const size_t off = c * kSlotBytes, len = std::min(kSlotBytes, bytes - off);
       const uint32_t k = ++op_;
       TRAINER_TRY(WaitSlotFree(k, "allgather"));
       std::memcpy(Slot(rank_, k), src + off, len);
@@ -139,7 +143,6 @@ class ShmComm : public Comm, public SharedWork {
         std::memcpy(dst + static_cast<size_t>(p) * bytes + off, Slot(p, k), len);
       }
       Post(Line(rank_).read, k);
-      if (bytes == 0) break;
     }
     char* own = dst + static_cast<size_t>(rank_) * bytes;
     if (own != src) std::memmove(own, src, bytes);
@@ -148,8 +151,8 @@ class ShmComm : public Comm, public SharedWork {
 
   Status Broadcast(void* data, size_t bytes, int root) override {
     auto* buf = static_cast<char*>(data);
-    for (size_t off = 0; off == 0 || off < bytes; off += kSlotBytes) {
-      const size_t len = std::min(kSlotBytes, bytes - off);
+    for (size_t c = 0, n = Chunks(bytes); c < n; ++c) {
+      const size_t off = c * kSlotBytes, len = std::min(kSlotBytes, bytes - off);
       const uint32_t k = ++op_;
       if (rank_ == root) {
         TRAINER_TRY(WaitSlotFree(k, "broadcast"));
@@ -160,14 +163,13 @@ class ShmComm : public Comm, public SharedWork {
         std::memcpy(buf + off, Slot(root, k), len);
       }
       Post(Line(rank_).read, k);
-      if (bytes == 0) break;
     }
     return Status::Ok();
   }
 
  private:
   Header& Head() const { return *reinterpret_cast<Header*>(base_); }
-  RankLine& Line(int r) const { return reinterpret_cast<RankLine*>(base_ + LinesOffset())[r]; }
+  RankLine& Line(int r) const { return LinesIn(base_)[r]; }
   char* Slot(int r, uint32_t k) const {
     return base_ + SlotsOffset(size_) + (static_cast<size_t>(r) * 2 + (k & 1)) * kSlotBytes;
   }
@@ -274,7 +276,7 @@ Result<std::string> CreateSegment(int size, size_t region_bytes, void** base) {
   h->size = static_cast<uint64_t>(size);
   h->slot_bytes = kSlotBytes;
   h->region_bytes = region_bytes;
-  auto* lines = reinterpret_cast<RankLine*>(static_cast<char*>(p) + LinesOffset());
+  RankLine* lines = LinesIn(p);
   for (int r = 0; r < size; ++r) new (&lines[r]) RankLine{};
   *base = p;
   return name;
@@ -346,7 +348,7 @@ Result<std::unique_ptr<Comm>> MakeShmComm(TcpStoreClient& store, int rank, int s
       return std::unique_ptr<Comm>();
     }
     auto* h = static_cast<Header*>(base);
-    reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset())[0].pid = ::getpid();
+    LinesIn(base)[0].pid = ::getpid();
     bool all = PollUntil([&] { return h->attached.load() == static_cast<uint32_t>(size - 1); }, options.setup_timeout);
     ::shm_unlink(verdict.c_str());  // mapped by all (or never will be): the name is not needed again
     if (!all) {
@@ -367,7 +369,7 @@ Result<std::unique_ptr<Comm>> MakeShmComm(TcpStoreClient& store, int rank, int s
     if (!p.ok()) return p.error();
     base = *p;
     auto* h = static_cast<Header*>(base);
-    reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset())[rank].pid = ::getpid();
+    LinesIn(base)[rank].pid = ::getpid();
     h->attached.fetch_add(1);
     if (!PollUntil([&] { return h->ready.load(std::memory_order_acquire) == 1; }, options.setup_timeout)) {
       ::munmap(base, SegmentBytes(size, options.shared_bytes));

@@ -20,13 +20,6 @@ size_t StrideOf(const StepShape& shape) {
   return Floats16(rest_offset + kRest + 1);  // TrainStep's block: dh1, the small gradients, the loss
 }
 
-double Since(std::chrono::steady_clock::time_point* mark) {
-  auto now = std::chrono::steady_clock::now();
-  double s = std::chrono::duration<double>(now - *mark).count();
-  *mark = now;
-  return s;
-}
-
 }  // namespace
 
 size_t ShmStep::RegionBytes(const StepShape& shape) {
@@ -82,7 +75,7 @@ Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vect
 
   // Round 1: the shards up to dh1, each into its block (TrainStep step 1, any rank).
   TRAINER_TRY(shared_.BeginRound(S));
-  phases_.exchange_s += Since(&mark);
+  Lap(&mark, &phases_.exchange_s);
   const double scale = 1.0 / B;  // mean over the global batch
   ClaimAll([&](int s) {
     const size_t n = static_cast<size_t>(shard_size_), at = static_cast<size_t>(s);
@@ -91,16 +84,16 @@ Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vect
     ComputeShard(params_, train_, perm, batch0, s, shard_size_, seed_, epoch, step, scale, scratch,
                  blocks_ + at * stride_, rest_offset_);
   });
-  phases_.compute_s += Since(&mark);
+  Lap(&mark, &phases_.compute_s);
   TRAINER_TRY(shared_.EndRound());
   for (int j = 0; j < B; ++j) {
     in_rows_[static_cast<size_t>(j)] = &train_.images[static_cast<size_t>(perm[batch0 + j]) * MlpLayout::kIn];
   }
-  phases_.exchange_s += Since(&mark);
+  Lap(&mark, &phases_.exchange_s);
 
   // Round 2: dW1 and Adam by row tasks, and one task for b1, W2, b2 (TrainStep steps 3-5).
   TRAINER_TRY(shared_.BeginRound(kRowTasks + 1));
-  phases_.gather_s += Since(&mark);
+  Lap(&mark, &phases_.gather_s);
   ClaimAll([&](int task) {
     if (task == kRowTasks) {
       const size_t n = kRest + 1;  // the small gradients and the loss of each shard
@@ -121,10 +114,10 @@ Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vect
     const int lo = task * kTaskRows, hi = std::min(lo + kTaskRows, MlpLayout::kIn);
     UpdateW1Rows(params_, adam_m_, adam_v_, in_rows_.data(), blocks_, stride_, S, shard_size_, lo, hi, adam_, t);
   });
-  phases_.update_s += Since(&mark);
+  Lap(&mark, &phases_.update_s);
   TRAINER_TRY(shared_.EndRound());
   if (loss != nullptr) *loss = static_cast<double>(*loss_) / B;
-  phases_.gather_s += Since(&mark);
+  Lap(&mark, &phases_.gather_s);
   ++phases_.steps;
   return Status::Ok();
 }

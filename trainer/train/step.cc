@@ -11,12 +11,6 @@ namespace {
 
 bool PowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// Adds the time since `*mark` to `*total` and moves the mark: one clock read per phase.
-void Lap(std::chrono::steady_clock::time_point* mark, double* total) {
-  auto now = std::chrono::steady_clock::now();
-  *total += std::chrono::duration<double>(now - *mark).count();
-  *mark = now;
-}
 
 // Parameters from b1 on (b1, W2, b2): updated by every rank.
 constexpr int kRest = static_cast<int>(MlpLayout::kCount - MlpLayout::kB1);
@@ -37,6 +31,12 @@ Status ValidateStepShape(const StepShape& shape, int world_size) {
                " (1, 2, 4, ... up to the shard count)");
   }
   return Status::Ok();
+}
+
+void Lap(std::chrono::steady_clock::time_point* mark, double* total) {
+  auto now = std::chrono::steady_clock::now();
+  *total += std::chrono::duration<double>(now - *mark).count();
+  *mark = now;
 }
 
 void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool) {

@@ -23,6 +23,7 @@
 // them current everywhere, for a checkpoint.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -84,6 +85,9 @@ struct StepPhases {
   double gather_s = 0;    // the allgather of the W1 rows
   int64_t steps = 0;
 };
+
+// Adds the seconds since `*mark` to `*total` and moves the mark: one clock read per phase.
+void Lap(std::chrono::steady_clock::time_point* mark, double* total);
 
 class TrainStep {
  public:
