@@ -2,7 +2,6 @@
 
 #include <sstream>
 
-#include "fs/atomic_file.h"
 #include "fs/own_file.h"
 
 namespace imgtool::archive {

@@ -178,6 +178,9 @@ int main(int argc, char** argv) {
     make_step = [shared](const trainer::Split& train, const trainer::StepShape& shape, uint64_t seed,
                          const trainer::cpu::AdamConfig& adam, trainer::Comm&, trainer::ThreadPool& pool)
         -> trainer::Result<std::unique_ptr<trainer::StepRunner>> {
+      if (shared->region_bytes() < trainer::ShmStep::RegionBytes(shape)) {  // the segment was sized for cfg's shape
+        return trainer::MakeError(trainer::ErrorKind::kInternal, "shared memory: the segment is too small for the step");
+      }
       return std::unique_ptr<trainer::StepRunner>(new trainer::ShmStep(*shared, train, shape, seed, adam, pool));
     };
   }
