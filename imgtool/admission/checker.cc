@@ -37,7 +37,7 @@ ImageChecker RegistryImageChecker::AsChecker() {
 }
 
 Result<std::string> RegistryImageChecker::Resolve(const std::string& reference) {
-  auto ref = layout::ParseReference(reference);
+  auto ref = ref::ParseReference(reference);
   if (!ref.ok()) return ref.error();
   if (!ref->digest.empty()) return ref->digest;
   auto opts = registry_;
@@ -63,7 +63,7 @@ policy::ImageFacts RegistryImageChecker::Facts(const std::string& pinned_referen
     if (pol.signed_by) {
       sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference, pol.signed_by->keys);
     }
-    auto ref = layout::ParseReference(pinned_reference);
+    auto ref = ref::ParseReference(pinned_reference);
     Result<layout::OpenedImage> opened =
         ref.ok() ? policy::OpenRegistryImage(*ref, opts, pol) : Result<layout::OpenedImage>(ref.error());
     bool cacheable = opened.ok();
@@ -81,12 +81,12 @@ policy::ImageFacts RegistryImageChecker::Facts(const std::string& pinned_referen
 Result<policy::ImageDecision> RegistryImageChecker::Check(const std::string& image, bool pin) {
   auto reference = DockerReference(image);
   if (!reference.ok()) return reference.error();
-  auto ref = layout::ParseReference(*reference);
+  auto ref = ref::ParseReference(*reference);
   if (!ref.ok()) return ref.error();
   auto digest = Resolve(*reference);
   policy::ImageFacts facts;
   if (digest.ok()) {
-    layout::Reference pinned = *ref;
+    ref::Reference pinned = *ref;
     pinned.tag.clear();
     pinned.digest = *digest;
     facts = Facts(pinned.str());

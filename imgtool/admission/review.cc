@@ -1,6 +1,6 @@
 #include "admission/review.h"
 
-#include "layout/reference.h"
+#include "ref/reference.h"
 
 namespace imgtool::admission {
 
@@ -115,7 +115,7 @@ Result<std::string> DockerReference(const std::string& image) {
   if (!digest.empty() && tagged) name = name.substr(0, colon);
   if (digest.empty() && !tagged) name += ":latest";
   std::string text = "docker://" + name + digest;
-  auto ref = layout::ParseReference(text);
+  auto ref = ref::ParseReference(text);
   if (!ref.ok()) return ref.error().Context("image '" + image + "'");
   return text;
 }

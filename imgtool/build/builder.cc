@@ -203,7 +203,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     return MakeError(ErrorKind::kInvalidInput, "build output " + opt.output.str() +
                                                    ": name the output by tag (the digest is what the build computes)");
   }
-  if (opt.output.transport == layout::Transport::kDocker) {
+  if (opt.output.transport == ref::Transport::kDocker) {
     return MakeError(ErrorKind::kInvalidInput, "build output " + opt.output.str() +
                                                    ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG] (registry push "
                                                    "is not available in this version)");
@@ -271,7 +271,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   plans.push_back(std::move(meta_plan));
 
   // 2. Output: a layout folder, or a staging folder that becomes the archive.
-  bool archive_out = opt.output.transport == layout::Transport::kOciArchive;
+  bool archive_out = opt.output.transport == ref::Transport::kOciArchive;
   std::string out_dir = opt.output.path;
   std::optional<fs::TempDir> staging;
   bool created_new = !archive_out && !fs::Exists(out_dir);

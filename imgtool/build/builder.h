@@ -10,7 +10,7 @@
 
 #include "archive/layer.h"
 #include "build/packages.h"
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
 
@@ -18,7 +18,7 @@ namespace imgtool::build {
 
 struct BuildOptions {
   std::string spec_path;
-  layout::Reference output;
+  ref::Reference output;
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH
   std::optional<archive::Compression> compression;  // overrides the spec's
   std::string cache_dir;  // empty: no cache

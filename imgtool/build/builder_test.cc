@@ -23,7 +23,7 @@ struct Workspace {
   BuildOptions Options(const std::string& spec, const std::string& out) {
     BuildOptions o;
     o.spec_path = spec;
-    o.output = *layout::ParseReference("oci:" + dir.path() + "/" + out + ":v1");
+    o.output = *ref::ParseReference("oci:" + dir.path() + "/" + out + ":v1");
     return o;
   }
 };

@@ -21,7 +21,7 @@ std::string BuildImage(const std::string& dir, const std::string& content, const
                   .ok());
   build::BuildOptions o;
   o.spec_path = dir + "/spec.json";
-  o.output = *layout::ParseReference("oci:" + out + ":v1");
+  o.output = *ref::ParseReference("oci:" + out + ":v1");
   o.cache_dir = cache_dir;
   auto r = build::Build(o);
   EXPECT_TRUE(r.ok()) << r.error().message;

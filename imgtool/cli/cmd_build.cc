@@ -45,7 +45,7 @@ Result<int64_t> EpochFrom(const std::string& flag) {
 int RunBuild(const BuildFlags& f) {
   build::BuildOptions o;
   o.spec_path = f.spec;
-  auto ref = layout::ParseReference(f.output);
+  auto ref = ref::ParseReference(f.output);
   if (!ref.ok()) return Fail(ref.error());
   o.output = *ref;
   auto epoch = EpochFrom(f.epoch);

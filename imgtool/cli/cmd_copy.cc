@@ -50,12 +50,12 @@ oci::Json ReportJson(const CopyFlags& f, const remote::CopyReport& r, double sec
 
 // `need`: "push" wants a local source and a docker:// destination, "pull" the reverse.
 int RunCopy(const CopyFlags& f, const std::string& verb) {
-  auto src = layout::ParseReference(f.src);
+  auto src = ref::ParseReference(f.src);
   if (!src.ok()) return Fail(src.error());
-  auto dst = layout::ParseReference(f.dest);
+  auto dst = ref::ParseReference(f.dest);
   if (!dst.ok()) return Fail(dst.error());
-  bool src_docker = src->transport == layout::Transport::kDocker;
-  bool dst_docker = dst->transport == layout::Transport::kDocker;
+  bool src_docker = src->transport == ref::Transport::kDocker;
+  bool dst_docker = dst->transport == ref::Transport::kDocker;
   if (verb == "push" && (src_docker || !dst_docker)) {
     return Fail(
         MakeError(ErrorKind::kInvalidInput, "push: want a local SRC (oci:, oci-archive:) and a docker:// DEST"));
@@ -120,10 +120,10 @@ struct ResolveFlags {
 };
 
 int RunResolve(const ResolveFlags& f) {
-  auto ref = layout::ParseReference(f.ref);
+  auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
   oci::Digest digest;
-  if (ref->transport == layout::Transport::kDocker) {
+  if (ref->transport == ref::Transport::kDocker) {
     if (!ref->digest.empty()) return Fail(MakeError(ErrorKind::kInvalidInput, f.ref + ": already names a digest"));
     auto reg = remote::Registry::Connect(ref->host, ToRegistryOptions(f.remote));
     if (!reg.ok()) return Fail(reg.error().Context(f.ref));
@@ -147,9 +147,9 @@ int RunResolve(const ResolveFlags& f) {
 }
 
 int RunTags(const ResolveFlags& f) {
-  auto ref = layout::ParseReference(f.ref);
+  auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
-  if (ref->transport != layout::Transport::kDocker) {
+  if (ref->transport != ref::Transport::kDocker) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "tags: want docker://HOST/REPO"));
   }
   auto reg = remote::Registry::Connect(ref->host, ToRegistryOptions(f.remote));

@@ -30,7 +30,7 @@ struct CheckFlags {
 
 Result<layout::OpenedImage> Open(const std::string& ref, const RemoteFlags& remote, const policy::Policy& pol) {
   if (ref.rfind("docker://", 0) != 0) return policy::OpenLocal(ref);  // also oci:DIR@sha256:...
-  auto parsed = layout::ParseReference(ref);
+  auto parsed = ref::ParseReference(ref);
   if (!parsed.ok()) return parsed.error();
   return policy::OpenRegistryImage(*parsed, ToRegistryOptions(remote), pol);
 }

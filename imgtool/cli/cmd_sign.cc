@@ -87,7 +87,7 @@ struct Prepared {
   std::string identity;
 };
 Result<Prepared> Prepare(const SignFlags& f) {
-  auto ref = layout::ParseReference(f.ref);
+  auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return ref.error();
   auto store = sign::SignatureStore::Open(*ref, ToRegistryOptions(f.remote));
   if (!store.ok()) return store.error();

@@ -52,7 +52,7 @@ struct SignatureOutcome {
   std::optional<sign::SignatureVerdict> signatures, attestations;
   std::string denied;  // first cause, empty when everything asked for verified
 };
-Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const layout::Reference& ref,
+Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const ref::Reference& ref,
                                          const oci::Digest& digest) {
   SignatureOutcome out;
   std::vector<std::string> keys = f.keys;
@@ -62,8 +62,8 @@ Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const layout::Ref
     keys.insert(keys.end(), in_dir->begin(), in_dir->end());
   }
   if (keys.empty()) return out;
-  layout::Reference pinned = ref;
-  if (ref.transport == layout::Transport::kDocker) {
+  ref::Reference pinned = ref;
+  if (ref.transport == ref::Transport::kDocker) {
     pinned.digest = digest.str();
   }
   auto opts = ToRegistryOptions(f.remote);
@@ -92,17 +92,17 @@ Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const layout::Ref
 }
 
 int RunVerify(const VerifyFlags& f) {
-  auto ref = layout::ParseReference(f.ref);
+  auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
   std::string dir = ref->path;
   std::string tag = ref->tag;
   std::optional<fs::TempDir> extracted;
-  if (ref->transport == layout::Transport::kDocker) {
+  if (ref->transport == ref::Transport::kDocker) {
     // Pull into a temporary layout (every blob hashed on the way), then check it all.
     auto t = fs::TempDir::Create("imgtool-verify-");
     if (!t.ok()) return Fail(t.error());
     extracted = std::move(*t);
-    layout::Reference local;
+    ref::Reference local;
     local.path = extracted->path() + "/image";
     local.tag = "verify";
     remote::TransferOptions opts;
@@ -111,7 +111,7 @@ int RunVerify(const VerifyFlags& f) {
     if (!copied.ok()) return Fail(copied.error());
     dir = local.path;
     tag = local.tag;
-  } else if (ref->transport == layout::Transport::kOciArchive) {
+  } else if (ref->transport == ref::Transport::kOciArchive) {
     auto t = fs::TempDir::Create("imgtool-verify-");
     if (!t.ok()) return Fail(t.error());
     extracted = std::move(*t);

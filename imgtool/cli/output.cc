@@ -7,9 +7,9 @@
 namespace imgtool::cli {
 
 Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts) {
-  auto ref = layout::ParseReference(text);
+  auto ref = ref::ParseReference(text);
   if (!ref.ok()) return ref.error();
-  if (ref->transport == layout::Transport::kDocker) return remote::OpenRemoteImage(*ref, remote_opts);
+  if (ref->transport == ref::Transport::kDocker) return remote::OpenRemoteImage(*ref, remote_opts);
   return layout::OpenImage(*ref);
 }
 

@@ -168,15 +168,15 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
   return Status::Ok();
 }
 
-Result<OpenedImage> OpenImage(const Reference& ref) {
+Result<OpenedImage> OpenImage(const ref::Reference& ref) {
   OpenedImage out;
-  if (ref.transport == Transport::kDocker) {
+  if (ref.transport == ref::Transport::kDocker) {
     return MakeError(ErrorKind::kInvalidInput,
                      ref.str() + ": the docker:// transport is not available in this version (registry support is "
                                  "planned); use oci:DIR[:TAG] or oci-archive:FILE[:TAG]");
   }
   out.layout_dir = ref.path;
-  if (ref.transport == Transport::kOciArchive) {
+  if (ref.transport == ref::Transport::kOciArchive) {
     auto tmp = fs::TempDir::Create("imgtool-archive-");
     if (!tmp.ok()) return tmp.error();
     out.extracted = std::make_shared<fs::TempDir>(std::move(*tmp));

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "fs/atomic_file.h"
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/image.h"
 #include "oci/result.h"
 
@@ -27,6 +27,6 @@ struct OpenedImage {
   std::string layout_dir;  // where its blobs are
   std::shared_ptr<fs::TempDir> extracted;
 };
-Result<OpenedImage> OpenImage(const Reference& ref);
+Result<OpenedImage> OpenImage(const ref::Reference& ref);
 
 }  // namespace imgtool::layout

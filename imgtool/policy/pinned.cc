@@ -5,7 +5,7 @@
 namespace imgtool::policy {
 
 Result<PinnedReference> ParsePinnedReference(const std::string& text) {
-  auto ref = layout::ParseReference(text);  // oci:DIR@sha256:.. carries the digest in tag and digest
+  auto ref = ref::ParseReference(text);  // oci:DIR@sha256:.. carries the digest in tag and digest
   if (!ref.ok()) return ref.error();
   PinnedReference out;
   out.ref = *ref;

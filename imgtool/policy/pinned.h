@@ -8,13 +8,13 @@
 
 #include <string>
 
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/result.h"
 
 namespace imgtool::policy {
 
 struct PinnedReference {
-  layout::Reference ref;  // what to open: for oci:DIR@D, path DIR and tag D
+  ref::Reference ref;  // what to open: for oci:DIR@D, path DIR and tag D
   std::string digest;     // "sha256:..." when pinned, else empty
 };
 

@@ -15,7 +15,7 @@ bool NeedsLayers(const Policy& policy, const std::string& user) {
          (policy.non_root && named_user);
 }
 
-Result<layout::OpenedImage> OpenRegistryImage(const layout::Reference& ref, const remote::RegistryOptions& options,
+Result<layout::OpenedImage> OpenRegistryImage(const ref::Reference& ref, const remote::RegistryOptions& options,
                                               const Policy& policy) {
   auto head = remote::OpenRemoteImage(ref, options);
   if (!head.ok()) return head.error();
@@ -28,7 +28,7 @@ Result<layout::OpenedImage> OpenRegistryImage(const layout::Reference& ref, cons
   if (!scratch.ok()) return scratch.error();
   auto pinned = ref;
   pinned.digest = head->image->digest().str();  // the layers of exactly the manifest judged above
-  auto dst = layout::ParseReference("oci:" + scratch->path() + ":pulled");
+  auto dst = ref::ParseReference("oci:" + scratch->path() + ":pulled");
   if (!dst.ok()) return dst.error();
   remote::TransferOptions t;
   t.source = options;

@@ -20,7 +20,7 @@ bool NeedsLayers(const Policy& policy, const std::string& user);
 
 // Opens `ref` (docker://) for `policy`: manifest and config, plus the layers when
 // NeedsLayers (in a temporary layout that lives as long as the returned image).
-Result<layout::OpenedImage> OpenRegistryImage(const layout::Reference& ref, const remote::RegistryOptions& options,
+Result<layout::OpenedImage> OpenRegistryImage(const ref::Reference& ref, const remote::RegistryOptions& options,
                                               const Policy& policy);
 
 // signedBy over a registry or layout reference (imgtool/sign); an error fails the rule.

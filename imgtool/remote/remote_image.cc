@@ -11,14 +11,14 @@ namespace imgtool::remote {
 
 namespace {
 
-std::string TopRef(const layout::Reference& r) {
+std::string TopRef(const ref::Reference& r) {
   if (!r.digest.empty()) return r.digest;
   return r.tag.empty() ? "latest" : r.tag;
 }
 
 }  // namespace
 
-Result<layout::OpenedImage> OpenRemoteImage(const layout::Reference& ref, const RegistryOptions& opts) {
+Result<layout::OpenedImage> OpenRemoteImage(const ref::Reference& ref, const RegistryOptions& opts) {
   auto reg = Registry::Connect(ref.host, opts);
   if (!reg.ok()) return reg.error().Context(ref.str());
   auto m = (*reg)->GetManifest(ref.repository, TopRef(ref));

@@ -19,23 +19,23 @@ constexpr int64_t kMaxManifestBytes = 8 << 20;
 // One side of a copy: a registry repository, or a layout folder (an oci-archive is
 // extracted to / assembled in a temporary folder).
 struct Endpoint {
-  layout::Reference ref;
+  ref::Reference ref;
   std::shared_ptr<Registry> reg;
   std::string dir;
   std::shared_ptr<fs::TempDir> tmp;
   std::optional<layout::LayoutWriter> writer;
   bool created = false;  // the destination folder did not exist before this copy
-  bool docker() const { return ref.transport == layout::Transport::kDocker; }
+  bool docker() const { return ref.transport == ref::Transport::kDocker; }
 };
 
-std::string TopRef(const layout::Reference& r) {
+std::string TopRef(const ref::Reference& r) {
   if (!r.digest.empty()) return r.digest;
   return r.tag.empty() ? "latest" : r.tag;
 }
 
 // The part of opening either end that does not depend on the direction: a registry
 // connection for docker://, the folder otherwise.
-Result<Endpoint> OpenEndpoint(const layout::Reference& ref, const RegistryOptions& ropts) {
+Result<Endpoint> OpenEndpoint(const ref::Reference& ref, const RegistryOptions& ropts) {
   Endpoint e;
   e.ref = ref;
   if (e.docker()) {
@@ -47,11 +47,11 @@ Result<Endpoint> OpenEndpoint(const layout::Reference& ref, const RegistryOption
   return e;
 }
 
-Result<Endpoint> OpenSource(const layout::Reference& ref, const RegistryOptions& ropts) {
+Result<Endpoint> OpenSource(const ref::Reference& ref, const RegistryOptions& ropts) {
   auto opened = OpenEndpoint(ref, ropts);
   if (!opened.ok() || opened->docker()) return opened;
   Endpoint e = std::move(*opened);
-  if (ref.transport == layout::Transport::kOciArchive) {
+  if (ref.transport == ref::Transport::kOciArchive) {
     auto t = fs::TempDir::Create("imgtool-copy-src-");
     if (!t.ok()) return t.error();
     e.tmp = std::make_shared<fs::TempDir>(std::move(*t));
@@ -61,11 +61,11 @@ Result<Endpoint> OpenSource(const layout::Reference& ref, const RegistryOptions&
   return e;
 }
 
-Result<Endpoint> OpenSink(const layout::Reference& ref, const RegistryOptions& ropts) {
+Result<Endpoint> OpenSink(const ref::Reference& ref, const RegistryOptions& ropts) {
   auto opened = OpenEndpoint(ref, ropts);
   if (!opened.ok() || opened->docker()) return opened;
   Endpoint e = std::move(*opened);
-  if (ref.transport == layout::Transport::kOciArchive) {
+  if (ref.transport == ref::Transport::kOciArchive) {
     auto t = fs::TempDir::Create("imgtool-copy-dst-");
     if (!t.ok()) return t.error();
     e.tmp = std::make_shared<fs::TempDir>(std::move(*t));
@@ -262,7 +262,7 @@ Status WriteManifests(Endpoint& dst, const std::vector<RawManifest>& manifests) 
     if (!desc.ok()) return desc.error();
     if (is_top) IMGTOOL_TRY(dst.writer->SetTag(*desc, dst.ref.tag));
   }
-  if (dst.ref.transport == layout::Transport::kOciArchive) {
+  if (dst.ref.transport == ref::Transport::kOciArchive) {
     IMGTOOL_TRY(layout::WriteOciArchive(dst.dir, dst.ref.path));
   }
   return Status::Ok();
@@ -270,7 +270,7 @@ Status WriteManifests(Endpoint& dst, const std::vector<RawManifest>& manifests) 
 
 }  // namespace
 
-Result<CopyReport> Copy(const layout::Reference& src_ref, const layout::Reference& dst_ref,
+Result<CopyReport> Copy(const ref::Reference& src_ref, const ref::Reference& dst_ref,
                         const TransferOptions& opts) {
   auto src = OpenSource(src_ref, opts.source);
   if (!src.ok()) return src.error().Context(src_ref.str());

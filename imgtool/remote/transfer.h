@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "layout/oci_archive.h"
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/digest.h"
 #include "oci/result.h"
 #include "remote/registry.h"
@@ -59,10 +59,10 @@ struct CopyReport {
   uint64_t bytes_sent = 0;
 };
 
-Result<CopyReport> Copy(const layout::Reference& src, const layout::Reference& dst, const TransferOptions& opts);
+Result<CopyReport> Copy(const ref::Reference& src, const ref::Reference& dst, const TransferOptions& opts);
 
 // For inspect / digest: the manifest and config of a docker:// image in a temporary
 // layout (layers stay remote).
-Result<layout::OpenedImage> OpenRemoteImage(const layout::Reference& ref, const RegistryOptions& opts);
+Result<layout::OpenedImage> OpenRemoteImage(const ref::Reference& ref, const RegistryOptions& opts);
 
 }  // namespace imgtool::remote

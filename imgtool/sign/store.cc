@@ -14,8 +14,8 @@ std::string FolderName(std::string path) {
   return fs::BaseName(path);
 }
 
-layout::Reference Tagged(const layout::Reference& ref, const std::string& tag) {
-  layout::Reference r = ref;
+ref::Reference Tagged(const ref::Reference& ref, const std::string& tag) {
+  ref::Reference r = ref;
   r.tag = tag;
   r.digest.clear();
   return r;
@@ -23,11 +23,11 @@ layout::Reference Tagged(const layout::Reference& ref, const std::string& tag) {
 
 }  // namespace
 
-Result<SignatureStore> SignatureStore::Open(const layout::Reference& ref, const remote::RegistryOptions& opts) {
+Result<SignatureStore> SignatureStore::Open(const ref::Reference& ref, const remote::RegistryOptions& opts) {
   SignatureStore s;
   s.ref_ = ref;
   s.opts_ = opts;
-  if (ref.transport == layout::Transport::kDocker) {
+  if (ref.transport == ref::Transport::kDocker) {
     auto opened = remote::OpenRemoteImage(ref, opts);
     if (!opened.ok()) return opened.error();
     s.image_ = opened->image->digest();
@@ -47,10 +47,10 @@ Result<SignatureStore> SignatureStore::Open(const layout::Reference& ref, const 
 
 Result<std::vector<SignatureLayer>> SignatureStore::Read(std::string_view suffix) const {
   std::string tag = ArtifactTag(image_, suffix);
-  if (ref_.transport != layout::Transport::kDocker) return ReadSignatureImage(layout_dir_, tag);
+  if (ref_.transport != ref::Transport::kDocker) return ReadSignatureImage(layout_dir_, tag);
   auto t = fs::TempDir::Create("imgtool-sig-");
   if (!t.ok()) return t.error();
-  layout::Reference local;
+  ref::Reference local;
   local.path = t->path() + "/sig";
   local.tag = tag;
   remote::TransferOptions topts;
@@ -65,7 +65,7 @@ Result<std::vector<SignatureLayer>> SignatureStore::Read(std::string_view suffix
 
 Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLayer& layer,
                                     const std::function<bool(const SignatureLayer&)>& already_there) const {
-  if (ref_.transport == layout::Transport::kOciArchive) {
+  if (ref_.transport == ref::Transport::kOciArchive) {
     return MakeError(ErrorKind::kInvalidInput, ref_.str() + ": an oci-archive is read-only here; sign an oci: layout");
   }
   auto existing = Read(suffix);
@@ -76,7 +76,7 @@ Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLaye
   std::vector<SignatureLayer> layers = *existing;
   layers.push_back(layer);
   std::string tag = ArtifactTag(image_, suffix);
-  if (ref_.transport == layout::Transport::kOciLayout) {
+  if (ref_.transport == ref::Transport::kOciLayout) {
     auto d = WriteSignatureImage(ref_.path, tag, layers);
     if (!d.ok()) return d.error().Context("writing " + tag);
     return true;
@@ -84,7 +84,7 @@ Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLaye
   // Registry: build the new signature image in a temporary layout, then push it.
   auto t = fs::TempDir::Create("imgtool-sig-");
   if (!t.ok()) return t.error();
-  layout::Reference local;
+  ref::Reference local;
   local.path = t->path() + "/sig";
   local.tag = tag;
   auto d = WriteSignatureImage(local.path, tag, layers);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fs/atomic_file.h"
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/digest.h"
 #include "oci/result.h"
 #include "remote/registry.h"
@@ -23,7 +23,7 @@ namespace imgtool::sign {
 class SignatureStore {
  public:
   // Resolves the image the reference names (a tag becomes a digest once, here).
-  static Result<SignatureStore> Open(const layout::Reference& ref, const remote::RegistryOptions& opts);
+  static Result<SignatureStore> Open(const ref::Reference& ref, const remote::RegistryOptions& opts);
 
   const oci::Digest& image() const { return image_; }
   // What payloads name as docker-reference: HOST/REPO for docker://, as cosign writes;
@@ -40,7 +40,7 @@ class SignatureStore {
                       const std::function<bool(const SignatureLayer&)>& already_there) const;
 
  private:
-  layout::Reference ref_;
+  ref::Reference ref_;
   remote::RegistryOptions opts_;
   oci::Digest image_;
   std::string identity_;

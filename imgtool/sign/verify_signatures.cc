@@ -35,7 +35,7 @@ Result<std::vector<TrustedKey>> LoadTrustedKeys(const std::vector<std::string>& 
 namespace {
 
 // Keys -> layers at the image's tag -> the pure decision.
-Result<SignatureVerdict> Run(const layout::Reference& ref, const std::vector<std::string>& key_paths,
+Result<SignatureVerdict> Run(const ref::Reference& ref, const std::vector<std::string>& key_paths,
                              const remote::RegistryOptions& opts, std::string_view suffix,
                              const std::function<Decision(const std::vector<SignatureLayer>&, const oci::Digest&,
                                                           const std::vector<TrustedKey>&)>& decide) {
@@ -51,13 +51,13 @@ Result<SignatureVerdict> Run(const layout::Reference& ref, const std::vector<std
 
 }  // namespace
 
-Result<SignatureVerdict> VerifyImageSignatures(const layout::Reference& ref,
+Result<SignatureVerdict> VerifyImageSignatures(const ref::Reference& ref,
                                                const std::vector<std::string>& trusted_key_paths,
                                                const remote::RegistryOptions& opts) {
   return Run(ref, trusted_key_paths, opts, kSignatureSuffix, VerifySignatures);
 }
 
-Result<SignatureVerdict> VerifyImageAttestations(const layout::Reference& ref,
+Result<SignatureVerdict> VerifyImageAttestations(const ref::Reference& ref,
                                                  const std::vector<std::string>& trusted_key_paths,
                                                  const std::string& predicate_type,
                                                  const remote::RegistryOptions& opts) {

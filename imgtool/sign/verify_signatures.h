@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "layout/reference.h"
+#include "ref/reference.h"
 #include "oci/digest.h"
 #include "oci/result.h"
 #include "remote/registry.h"
@@ -24,12 +24,12 @@ struct SignatureVerdict {
 
 // An error only when the check could not run (unreadable key, unknown image, registry
 // down); a missing or invalid signature is verified == false with a reason.
-Result<SignatureVerdict> VerifyImageSignatures(const layout::Reference& ref,
+Result<SignatureVerdict> VerifyImageSignatures(const ref::Reference& ref,
                                                const std::vector<std::string>& trusted_key_paths,
                                                const remote::RegistryOptions& opts = {});
 
 // The same for attestations (sha256-<hex>.att); `predicate_type` empty: any type.
-Result<SignatureVerdict> VerifyImageAttestations(const layout::Reference& ref,
+Result<SignatureVerdict> VerifyImageAttestations(const ref::Reference& ref,
                                                  const std::vector<std::string>& trusted_key_paths,
                                                  const std::string& predicate_type,
                                                  const remote::RegistryOptions& opts = {});

@@ -1,8 +1,8 @@
-#include "layout/reference.h"
+#include "ref/reference.h"
 
 #include <gtest/gtest.h>
 
-namespace imgtool::layout {
+namespace imgtool::ref {
 
 TEST(Reference, OciLayoutWithAndWithoutTag) {
   auto r = ParseReference("oci:out/golden:v1");
@@ -66,4 +66,4 @@ TEST(Reference, ErrorsSayWhatIsWanted) {
   EXPECT_FALSE(ParseReference("docker://nohost").ok());
 }
 
-}  // namespace imgtool::layout
+}  // namespace imgtool::ref

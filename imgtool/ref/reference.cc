@@ -1,8 +1,8 @@
-#include "layout/reference.h"
+#include "ref/reference.h"
 
 #include "oci/digest.h"
 
-namespace imgtool::layout {
+namespace imgtool::ref {
 
 namespace {
 
@@ -96,4 +96,4 @@ std::string Reference::str() const {
   return "";
 }
 
-}  // namespace imgtool::layout
+}  // namespace imgtool::ref

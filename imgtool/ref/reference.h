@@ -9,7 +9,7 @@
 
 #include "oci/result.h"
 
-namespace imgtool::layout {
+namespace imgtool::ref {
 
 enum class Transport { kOciLayout, kOciArchive, kDocker };
 
@@ -27,4 +27,4 @@ struct Reference {
 
 Result<Reference> ParseReference(const std::string& text);
 
-}  // namespace imgtool::layout
+}  // namespace imgtool::ref
