@@ -6,8 +6,8 @@
 #include "policy/evaluate.h"
 #include "policy/gather.h"
 #include "policy/pinned.h"
-#include "policy/registry_image.h"
-#include "remote/transfer.h"
+#include "policy/signature_verifier.h"
+#include "transport/open.h"
 
 namespace imgtool::admission {
 
@@ -63,9 +63,9 @@ policy::ImageFacts RegistryImageChecker::Facts(const std::string& pinned_referen
     if (pol.signed_by) {
       sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference, pol.signed_by->keys);
     }
-    auto ref = ref::ParseReference(pinned_reference);
-    Result<layout::OpenedImage> opened =
-        ref.ok() ? policy::OpenRegistryImage(*ref, opts, pol) : Result<layout::OpenedImage>(ref.error());
+    // Manifest and config now; layers stream later, only for the rules that read files.
+    auto image = transport::Open(pinned_reference, opts);
+    Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
     bool cacheable = opened.ok();
     auto early = [&sig](const std::string&, const std::vector<std::string>&) { return sig.get(); };
     return {policy::GatherFacts(pinned_reference, opened, pol, early), cacheable};

@@ -18,6 +18,7 @@
 
 #include "archive/archive_util.h"
 #include "archive/layer.h"
+#include "fs/safe_open.h"
 
 namespace imgtool::archive {
 
@@ -168,36 +169,27 @@ Error Errno(const std::string& what) {
                    what + ": " + std::strerror(e));
 }
 
-// read() until `len` bytes or end of file.
-ssize_t ReadFull(int fd, uint8_t* buf, size_t len) {
-  size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::read(fd, buf + got, len - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  return static_cast<ssize_t>(got);
-}
-
-// Reads the blob once; hashes it and, when `decompress`, what it decompresses to.
-Result<BlobDigests> ReadBlob(const std::string& blob_path, bool decompress) {
-  internal::UniqueFd fd(::open(blob_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return Errno("opening " + blob_path);
-  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+// Reads the blob once; hashes it as stored and what it decompresses to.
+Result<BlobDigests> DigestStream(oci::Reader& in, const std::string& name, bool decompress) {
   std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
   oci::Sha256 raw;
   oci::Sha256 diff;
   std::unique_ptr<Decoder> decoder;
   bool first = true;
   for (;;) {
-    ssize_t n = ReadFull(fd.get(), buf.get(), kChunk);
-    if (n < 0) return Errno("reading " + blob_path);
-    if (n == 0) break;
-    const auto len = static_cast<size_t>(n);
+    auto got = in.Read(buf.get(), kChunk);
+    if (!got.ok()) return got.error();
+    if (*got == 0) break;
+    size_t len = *got;
+    // The magic is in the first 4 bytes: a stream may hand them out a few at a time.
+    while (first && len < 4) {
+      auto more = in.Read(buf.get() + len, kChunk - len);
+      if (!more.ok()) return more.error();
+      if (*more == 0) break;
+      len += *more;
+    }
     raw.Update(buf.get(), len);
-    if (first && decompress) decoder = DecoderFor(buf.get(), len, blob_path, diff);
+    if (first && decompress) decoder = DecoderFor(buf.get(), len, name, diff);
     first = false;
     if (decoder) IMGTOOL_TRY(decoder->Feed(buf.get(), len));
   }
@@ -212,12 +204,16 @@ Result<BlobDigests> ReadBlob(const std::string& blob_path, bool decompress) {
 
 }  // namespace
 
-Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) { return ReadBlob(blob_path, true); }
+Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress) {
+  return DigestStream(blob, name, decompress);
+}
 
-Result<oci::Digest> HashBlob(const std::string& blob_path) {
-  auto d = ReadBlob(blob_path, false);
-  if (!d.ok()) return d.error();
-  return d->digest;
+Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
+  fs::UniqueFd fd(::open(blob_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Errno("opening " + blob_path);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  fs::FdReader reader(std::move(fd));
+  return DigestStream(reader, blob_path, true);
 }
 
 }  // namespace imgtool::archive

@@ -13,6 +13,8 @@
 
 #include "fs/atomic_file.h"
 #include "oci/digest.h"
+#include "oci/image.h"
+#include "oci/reader.h"
 #include "oci/result.h"
 
 namespace imgtool::archive {
@@ -86,8 +88,10 @@ struct LayerFile {
 };
 
 // Streams a layer blob (gzip, zstd or plain tar, detected from the bytes) and lists its
-// entries in tar order with the sha256 of each file's content.
+// entries in tar order with the sha256 of each file's content. From a file of ours, or
+// from any image's layer (checked as it streams).
 Result<std::vector<LayerFile>> ListLayer(const std::string& blob_path);
+Result<std::vector<LayerFile>> ListLayer(const oci::Blob& layer);
 
 struct BlobDigests {
   oci::Digest digest;  // of the bytes on disk
@@ -96,15 +100,15 @@ struct BlobDigests {
   uint64_t uncompressed_size = 0;
 };
 // One streaming pass: hashes the blob as stored and as decompressed. A truncated or
-// corrupt compressed stream is a kIntegrity error.
+// corrupt compressed stream is a kIntegrity error naming `name`.
 Result<BlobDigests> DigestLayerBlob(const std::string& blob_path);
-// The blob's sha256 as stored, nothing decompressed (verify, when the diff_id is known:
-// archive/known_diff_ids.h).
-Result<oci::Digest> HashBlob(const std::string& blob_path);
+// `decompress` false: the sha256 as stored only (diff_id = digest), nothing inflated.
+Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress = true);
 
 // Content of the regular file at `path` ("etc/passwd") in the layer, or kNotFound.
 // Refuses files larger than max_bytes.
 Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::string& path,
                                       uint64_t max_bytes = 1 << 20);
+Result<std::string> ReadFileFromLayer(const oci::Blob& layer, const std::string& path, uint64_t max_bytes = 1 << 20);
 
 }  // namespace imgtool::archive

@@ -5,6 +5,8 @@
 // Not here: hashing a whole blob as stored and as decompressed (blob_digest.cc does it
 // in one pass with its own decompressors, which also check gzip CRCs; libarchive's gzip
 // reader does not).
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -13,12 +15,14 @@
 
 #include "archive/archive_util.h"
 #include "archive/layer.h"
+#include "fs/safe_open.h"
 
 namespace imgtool::archive {
 
 namespace {
 
 using internal::ReadArchivePtr;
+using ReaderFactory = std::function<Result<std::unique_ptr<oci::Reader>>()>;
 
 constexpr size_t kReadBlock = 1 << 20;
 
@@ -44,17 +48,44 @@ Error BlobError(struct archive* a, const std::string& blob_path) {
   return MakeError(ErrorKind::kIntegrity, blob_path + ": " + (msg ? msg : "unreadable layer"));
 }
 
-Result<ReadArchivePtr> OpenBlob(const std::string& blob_path) {
-  ReadArchivePtr a(archive_read_new());
-  if (!a) return MakeError(ErrorKind::kInternal, "libarchive: out of memory");
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_tar(a.get());  // ustar, pax, GNU tar
-  if (archive_read_open_filename(a.get(), blob_path.c_str(), kReadBlock) != ARCHIVE_OK) {
-    int e = archive_errno(a.get());
-    if (e == ENOENT) return MakeError(ErrorKind::kNotFound, blob_path + ": " + std::strerror(e));
-    return BlobError(a.get(), blob_path);
+// libarchive pulls the blob's bytes from an oci::Reader through this callback.
+struct ReaderSource {
+  std::unique_ptr<oci::Reader> reader;
+  std::vector<char> buf = std::vector<char>(kReadBlock);
+  std::string error;  // the reader's own error, which libarchive would flatten
+};
+
+la_ssize_t ReadFromReader(struct archive* a, void* client, const void** out) {
+  auto* src = static_cast<ReaderSource*>(client);
+  auto got = src->reader->Read(src->buf.data(), src->buf.size());
+  if (!got.ok()) {
+    src->error = got.error().message;
+    archive_set_error(a, EIO, "%s", src->error.c_str());
+    return -1;
   }
-  return a;
+  *out = src->buf.data();
+  return static_cast<la_ssize_t>(*got);
+}
+
+// An open archive and the reader it pulls from (which must outlive it).
+struct OpenedBlob {
+  std::unique_ptr<ReaderSource> source;
+  ReadArchivePtr archive;
+  struct archive* get() const { return archive.get(); }
+};
+
+Result<OpenedBlob> OpenBlob(const ReaderFactory& open, const std::string& blob_path) {
+  auto reader = open();
+  if (!reader.ok()) return reader.error();
+  OpenedBlob out{std::make_unique<ReaderSource>(), ReadArchivePtr(archive_read_new())};
+  out.source->reader = std::move(*reader);
+  if (!out.archive) return MakeError(ErrorKind::kInternal, "libarchive: out of memory");
+  archive_read_support_filter_all(out.get());
+  archive_read_support_format_tar(out.get());  // ustar, pax, GNU tar
+  if (archive_read_open(out.get(), out.source.get(), nullptr, ReadFromReader, nullptr) != ARCHIVE_OK) {
+    return BlobError(out.get(), blob_path);
+  }
+  return out;
 }
 
 // Next header, or nullptr at the end. ARCHIVE_WARN (a name not valid in the locale,
@@ -102,11 +133,10 @@ bool TypeOf(struct archive_entry* h, EntryType* type) {
   }
 }
 
-}  // namespace
 
-Result<std::vector<LayerFile>> ListLayer(const std::string& blob_path) {
+Result<std::vector<LayerFile>> ListLayer(const ReaderFactory& open, const std::string& blob_path) {
   internal::ScopedCLocale c_locale;  // names come back as the bytes stored
-  auto a = OpenBlob(blob_path);
+  auto a = OpenBlob(open, blob_path);
   if (!a.ok()) return a.error();
   std::vector<LayerFile> files;
   for (;;) {
@@ -137,15 +167,15 @@ Result<std::vector<LayerFile>> ListLayer(const std::string& blob_path) {
   return files;
 }
 
-Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::string& path,
-                                      uint64_t max_bytes) {
+Result<std::string> ReadFileFromLayer(const ReaderFactory& open, const std::string& blob_path,
+                                      const std::string& path, uint64_t max_bytes) {
   // A path may occur more than once in a tar; extraction keeps the last one, so do we.
   // A hardlink is followed to its target (an earlier entry) with a second pass.
   constexpr int kMaxLinkHops = 8;
   std::string want = NormalizePath(path.c_str());
   for (int hop = 0; hop <= kMaxLinkHops; ++hop) {
     internal::ScopedCLocale c_locale;
-    auto a = OpenBlob(blob_path);
+    auto a = OpenBlob(open, blob_path);
     if (!a.ok()) return a.error();
     bool found = false;
     bool regular = false;
@@ -187,6 +217,39 @@ Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::s
     want = link;
   }
   return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + path + ": too many hardlink hops");
+}
+
+ReaderFactory FileReaderFactory(const std::string& path) {
+  return [path]() -> Result<std::unique_ptr<oci::Reader>> {
+    fs::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) {
+      int e = errno;
+      return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, path + ": " + std::strerror(e));
+    }
+    return std::unique_ptr<oci::Reader>(std::make_unique<fs::FdReader>(std::move(fd)));
+  };
+}
+
+ReaderFactory BlobReaderFactory(const oci::Blob& blob) {
+  return [&blob] { return blob.Open(); };
+}
+
+}  // namespace
+
+Result<std::vector<LayerFile>> ListLayer(const std::string& blob_path) {
+  return ListLayer(FileReaderFactory(blob_path), blob_path);
+}
+
+Result<std::vector<LayerFile>> ListLayer(const oci::Blob& blob) {
+  return ListLayer(BlobReaderFactory(blob), "layer " + blob.digest().str());
+}
+
+Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::string& path, uint64_t max_bytes) {
+  return ReadFileFromLayer(FileReaderFactory(blob_path), blob_path, path, max_bytes);
+}
+
+Result<std::string> ReadFileFromLayer(const oci::Blob& blob, const std::string& path, uint64_t max_bytes) {
+  return ReadFileFromLayer(BlobReaderFactory(blob), "layer " + blob.digest().str(), path, max_bytes);
 }
 
 }  // namespace imgtool::archive

@@ -18,10 +18,12 @@
 #include "fs/atomic_file.h"
 #include "layout/layout_reader.h"
 #include "layout/layout_writer.h"
+#include "layout/layout_sink.h"
 #include "layout/oci_archive.h"
 #include "oci/human_bytes.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
+#include "transport/open.h"
 
 namespace imgtool::build {
 
@@ -42,13 +44,27 @@ const char* CompressionName(archive::Compression c) {
 Result<std::string> FileFromImage(const oci::Image& image, const std::string& path, uint64_t max_bytes = 1 << 20) {
   auto layers = image.layers();
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    auto blob = (*it)->BlobPath();
-    if (!blob.ok()) return blob.error();
-    auto content = archive::ReadFileFromLayer(*blob, path, max_bytes);
+    auto content = archive::ReadFileFromLayer(**it, path, max_bytes);
     if (content.ok()) return content;
     if (content.error().kind != ErrorKind::kNotFound) return content.error();
   }
   return std::string();
+}
+
+// The base image the spec pins, opened by digest; an index gives the spec's platform.
+Result<std::shared_ptr<const oci::Image>> OpenBase(const Spec& spec) {
+  ref::Reference r;
+  r.transport = ref::Transport::kOciLayout;
+  r.path = spec.base.layout;
+  r.digest = spec.base.digest.str();
+  auto opened = transport::Open(r);
+  if (!opened.ok()) return opened.error();
+  auto node = transport::SelectPlatform(opened->node, spec.platform);
+  if (!node.ok()) return node.error();
+  if (!node->image || node->image->is_artifact()) {
+    return MakeError(ErrorKind::kInvalidInput, r.str() + ": not an image");
+  }
+  return node->image;
 }
 
 void SetEnv(oci::Json& cfg, const std::map<std::string, std::string>& env) {
@@ -211,7 +227,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   std::shared_ptr<const oci::Image> base;
   std::string base_passwd, base_group;
   if (!p.spec.base.scratch) {
-    auto b = layout::OpenLayoutImage(p.spec.base.layout, p.spec.base.digest.str());
+    auto b = OpenBase(p.spec);
     if (!b.ok()) return b.error().Context("base image");
     base = *b;
     auto pw = FileFromImage(*base, "etc/passwd");
@@ -290,12 +306,13 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     if (base) {
       cfg = base->config();
       manifest.annotations["org.opencontainers.image.base.digest"] = base->digest().str();
+      auto sink = layout::LayoutSink::Open(out_dir, "build output");
+      if (!sink.ok()) return sink.error();
       for (const auto& l : base->layers()) {
-        auto path = l->BlobPath();
-        if (!path.ok()) return path.error().Context("base image");
-        if (!writer->HasBlob(l->digest(), l->size())) IMGTOOL_TRY(writer->ImportBlob(*path, l->digest()));
-        oci::Descriptor d{l->media_type(), l->digest(), l->size(), {}, std::nullopt};
-        manifest.layers.push_back(d);
+        // Streamed (or linked) and checked against the base's descriptor on the way.
+        auto put = (*sink)->PutBlob(*l, nullptr);
+        if (!put.ok()) return put.error().Context("base image");
+        manifest.layers.push_back(oci::Descriptor{l->media_type(), l->digest(), l->size(), {}, std::nullopt, {}});
       }
     }
     std::string created = oci::Rfc3339(opt.epoch);

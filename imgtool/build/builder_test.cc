@@ -5,7 +5,7 @@
 #include "archive/layer.h"
 #include "build/metadata_layer.h"
 #include "fs/atomic_file.h"
-#include "layout/layout_reader.h"
+#include "layout/layout_repository.h"
 
 namespace imgtool::build {
 
@@ -33,6 +33,12 @@ const char* kSpec = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10
 
 }  // namespace
 
+Result<std::shared_ptr<const oci::Image>> OpenImage(const std::string& dir, const std::string& tag) {
+  auto node = layout::LayoutRepository(dir, "oci:" + dir, "").Open(tag);
+  if (!node.ok()) return node.error();
+  return node->image;
+}
+
 TEST(Builder, SameInputsInTwoFoldersGiveOneDigest) {
   Workspace w;
   auto a = Build(w.Options(w.Spec("a", kSpec), "out-a"));
@@ -43,11 +49,11 @@ TEST(Builder, SameInputsInTwoFoldersGiveOneDigest) {
   ASSERT_EQ(a->layers.size(), 2u);  // data + imgtool-metadata
   EXPECT_EQ(a->layers[1].name, "imgtool-metadata");
   EXPECT_EQ(*fs::ReadSmallFile(a->record_path), *fs::ReadSmallFile(b->record_path));
-  auto img = layout::OpenLayoutImage(w.dir.path() + "/out-a", "v1");
+  auto img = OpenImage(w.dir.path() + "/out-a", "v1");
   ASSERT_TRUE(img.ok());
   EXPECT_EQ((*img)->config()["config"]["User"], "10001:10001");
   EXPECT_EQ((*img)->config()["config"]["Labels"]["org.imgtool.stack.nccl"], "2.28.9");
-  auto stack = archive::ReadFileFromLayer(*(*img)->layers()[1]->BlobPath(), "etc/imgtool/stack.json");
+  auto stack = archive::ReadFileFromLayer(*(*img)->layers()[1], "etc/imgtool/stack.json");
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   EXPECT_EQ(*stack, "{\"components\":{\"nccl\":{\"version\":\"2.28.9\"}},\"schemaVersion\":1}\n");
 }
@@ -82,10 +88,10 @@ TEST(Builder, BaseImageKeepsItsLayersAndUsers) {
       "layers":[{"name":"more","files":[{"src":"data.txt","dest":"/srv/"}]}]})";
   auto r = Build(w.Options(w.Spec("child", child), "child-img"));
   ASSERT_TRUE(r.ok()) << r.error().message;
-  auto img = layout::OpenLayoutImage(w.dir.path() + "/child-img", "v1");
+  auto img = OpenImage(w.dir.path() + "/child-img", "v1");
   ASSERT_TRUE(img.ok());
   ASSERT_EQ((*img)->layers().size(), 4u);
-  auto passwd = archive::ReadFileFromLayer(*(*img)->layers()[3]->BlobPath(), "etc/passwd");
+  auto passwd = archive::ReadFileFromLayer(*(*img)->layers()[3], "etc/passwd");
   EXPECT_EQ(*passwd,
             "root:x:0:0:root:/root:/sbin/nologin\nt:x:10001:10001::/home/t:/sbin/nologin\n"
             "u2:x:10002:10002::/home/u2:/sbin/nologin\n");

@@ -198,7 +198,7 @@ Result<oci::Descriptor> WriteSbomArtifact(const std::string& layout_dir, const o
                                                    subject.media_type + ", not an image manifest");
   }
   auto subject_bytes = layout::ReadVerifiedBlob(layout_dir, subject);
-  if (!subject_bytes.ok()) return subject_bytes.error().Context(what + ": subject");
+  if (!subject_bytes.ok()) return subject_bytes.error().Context("storing SBOM: subject");
 
   auto writer = layout::LayoutWriter::Open(layout_dir);
   if (!writer.ok()) return writer.error().Context(what);

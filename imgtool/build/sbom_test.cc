@@ -216,7 +216,7 @@ TEST(Sbom, RefusesAFolderThatIsNotALayout) {
   r = WriteSbomArtifact(dir, image, "{}");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kNotFound);
-  EXPECT_EQ(r.error().message, "storing SBOM in " + dir + ": subject: blob " + image.digest.str() +
+  EXPECT_EQ(r.error().message, "storing SBOM: subject: " + dir + ": blob " + image.digest.str() +
                                    " (application/vnd.oci.image.manifest.v1+json): missing");
 }
 

@@ -1,123 +1,203 @@
+// verify and diff over images held in memory (a fake BlobStore the tests can damage):
+// this test links only imgtool_check and what it needs (archive, oci), no backend.
 #include <gtest/gtest.h>
 
-#include "build/builder.h"
+#include "archive/layer.h"
 #include "check/diff.h"
 #include "check/verify.h"
 #include "fs/atomic_file.h"
-#include "layout/layout_reader.h"
+#include "oci/image_config.h"
+#include "oci/media_types.h"
 
 namespace imgtool::check {
 
 namespace {
 
-// Builds a one-file image whose file holds `content`, into DIR/out (with the layer cache
-// and known diff_ids in `cache_dir` when given).
-std::string BuildImage(const std::string& dir, const std::string& content, const std::string& out,
-                       const std::string& cache_dir = "") {
-  EXPECT_TRUE(fs::MakeDirs(dir).ok());
-  EXPECT_TRUE(fs::WriteFileAtomic(dir + "/f.txt", content).ok());
-  EXPECT_TRUE(fs::WriteFileAtomic(dir + "/spec.json", R"({"base":"scratch","user":{"name":"t","uid":1,"gid":1},
-      "layers":[{"files":[{"src":"f.txt","dest":"/f.txt"}]}]})")
-                  .ok());
-  build::BuildOptions o;
-  o.spec_path = dir + "/spec.json";
-  o.output = *ref::ParseReference("oci:" + out + ":v1");
-  o.cache_dir = cache_dir;
-  auto r = build::Build(o);
-  EXPECT_TRUE(r.ok()) << r.error().message;
-  return out;
+// Blobs by digest; tests change or drop them to play a damaged source.
+class FakeStore : public oci::BlobStore {
+ public:
+  std::string name() const override { return "fake"; }
+  Result<std::unique_ptr<oci::Reader>> OpenBlob(const oci::Descriptor& d) const override {
+    auto it = blobs.find(d.digest);
+    if (it == blobs.end()) return MakeError(ErrorKind::kNotFound, "blob " + d.digest.str() + ": missing");
+    return std::unique_ptr<oci::Reader>(std::make_unique<oci::StringReader>(it->second));
+  }
+  oci::Descriptor Add(const std::string& bytes, std::string_view media_type) {
+    oci::Descriptor d{std::string(media_type), oci::Digest::Of(bytes), static_cast<int64_t>(bytes.size()), {}, {}};
+    blobs[d.digest] = bytes;
+    return d;
+  }
+  std::map<oci::Digest, std::string> blobs;
+};
+
+// A gzip layer holding one file f.txt with `content`, as the build writes it.
+std::string GzipLayer(const std::string& content, oci::Digest& diff_id) {
+  auto tmp = fs::TempDir::Create("check-test-");
+  fs::AtomicFile out;
+  EXPECT_TRUE(out.Open(tmp->path() + "/layer").ok());
+  archive::Entry e;
+  e.path = "f.txt";
+  e.size = content.size();
+  e.content = content;
+  auto w = archive::WriteLayer({e}, {}, out);
+  EXPECT_TRUE(w.ok());
+  EXPECT_TRUE(out.Commit().ok());
+  diff_id = w->diff_id;
+  return *fs::ReadSmallFile(tmp->path() + "/layer");
+}
+
+// An image of one layer per content; returns its manifest's descriptor.
+oci::Descriptor MakeImage(FakeStore& store, const std::vector<std::string>& contents) {
+  oci::Json cfg = oci::NewImageConfig("linux", "amd64");
+  oci::Manifest m;
+  for (const auto& c : contents) {
+    oci::Digest diff_id;
+    m.layers.push_back(store.Add(GzipLayer(c, diff_id), oci::kMediaTypeLayerGzip));
+    oci::AppendLayerToConfig(cfg, diff_id, {"1970-01-01T00:00:00Z", "test", false});
+  }
+  m.config = store.Add(*oci::CanonicalJson(cfg), oci::kMediaTypeConfig);
+  return store.Add(*oci::SerializeManifest(m), oci::kMediaTypeManifest);
+}
+
+void Flip(FakeStore& store, const oci::Digest& d) {
+  std::string& b = store.blobs[d];
+  b[b.size() / 2] ^= 1;
+}
+
+std::shared_ptr<const oci::Image> ImageOf(const std::shared_ptr<FakeStore>& store, const oci::Descriptor& d) {
+  auto node = oci::OpenNode(store, d);
+  EXPECT_TRUE(node.ok()) << node.error().message;
+  return node->image;
 }
 
 }  // namespace
 
 TEST(Verify, CleanImageHasNoProblemsAndDamageIsNamed) {
-  auto tmp = fs::TempDir::Create("check-test-");
-  std::string out = BuildImage(tmp->path() + "/ctx", "hello", tmp->path() + "/img");
-  auto report = VerifyLayoutImage(out, "v1");
-  ASSERT_TRUE(report.ok());
+  FakeStore store;
+  auto top = MakeImage(store, {"hello", "world"});
+  auto report = Verify(store, top);
+  ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->blobs_checked, 4);  // manifest, config, two layers
+  EXPECT_EQ(report->layers_decompressed, 2);
 
-  auto img = layout::OpenLayoutImage(out, "v1");
-  std::string layer = *(*img)->layers()[0]->BlobPath();
-  std::string bytes = *fs::ReadSmallFile(layer);
-  bytes[bytes.size() / 2] ^= 1;
-  ASSERT_TRUE(fs::WriteFileAtomic(layer, bytes).ok());
-  report = VerifyLayoutImage(out, "v1");
-  ASSERT_TRUE(report.ok());
-  ASSERT_FALSE(report->problems.empty());
-  EXPECT_EQ(report->problems[0].blob, (*img)->layers()[0]->digest().str());
+  auto m = *oci::ParseManifest(store.blobs[top.digest], "m");
+  for (const auto& victim : {top.digest, m.config.digest, m.layers[1].digest}) {
+    FakeStore damaged = store;
+    Flip(damaged, victim);
+    report = Verify(damaged, top);
+    ASSERT_TRUE(report.ok());
+    ASSERT_FALSE(report->problems.empty()) << victim.str();
+    EXPECT_EQ(report->problems[0].blob, victim.str());
+  }
+  FakeStore missing = store;
+  missing.blobs.erase(m.layers[0].digest);
+  report = Verify(missing, top);
+  ASSERT_EQ(report->problems.size(), 1u);
+  EXPECT_EQ(report->problems[0].what, "missing");
+}
+
+TEST(Verify, AnIndexIsCheckedChildByChildOrForOnePlatform) {
+  FakeStore store;
+  oci::Index idx;
+  for (const char* arch : {"amd64", "arm64"}) {
+    auto child = MakeImage(store, {arch});
+    child.platform = oci::Platform{"linux", arch, ""};
+    idx.manifests.push_back(child);
+  }
+  auto top = store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex);
+  auto report = Verify(store, top);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->manifests.size(), 3u);
+  EXPECT_EQ(report->blobs_checked, 1 + 2 * 3);
+
+  Flip(store, oci::ParseManifest(store.blobs[idx.manifests[1].digest], "m")->layers[0].digest);
+  VerifyOptions amd64;
+  amd64.platform = oci::Platform{"linux", "amd64", ""};
+  report = Verify(store, top, amd64);
+  EXPECT_TRUE(report->ok()) << "the damaged arm64 layer is not checked";
+  EXPECT_EQ(report->manifests.size(), 2u);
+  report = Verify(store, top);
+  EXPECT_EQ(report->problems.size(), 1u);
+  amd64.platform = oci::Platform{"linux", "s390x", ""};
+  EXPECT_EQ(Verify(store, top, amd64).error().kind, ErrorKind::kNotFound);
+}
+
+TEST(Verify, AnArtifactHasNoDiffIdsAndAnUnknownMediaTypeIsInvalidInput) {
+  FakeStore store;
+  oci::Manifest m;
+  m.artifact_type = "application/spdx+json";
+  m.config = store.Add("{}", oci::kMediaTypeEmpty);
+  m.layers.push_back(store.Add("{\"spdxVersion\":\"SPDX-2.3\"}", "application/spdx+json"));
+  auto top = store.Add(*oci::SerializeManifest(m), oci::kMediaTypeManifest);
+  auto report = Verify(store, top);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->layers_decompressed, 0);
+  EXPECT_EQ(report->blobs_checked, 3);
+
+  auto odd = store.Add("{\"schemaVersion\":1}", "application/vnd.docker.distribution.manifest.v1+prettyjws");
+  auto refused = Verify(store, odd);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_NE(refused.error().message.find("unsupported media type"), std::string::npos);
 }
 
 TEST(Verify, KnownDiffIdsSpareTheInflateOnlyForTheBytesTheyWereRecordedFor) {
   auto tmp = fs::TempDir::Create("check-test-");
-  std::string cache = tmp->path() + "/cache";
-  std::string out = BuildImage(tmp->path() + "/ctx", "hello", tmp->path() + "/img", cache);
+  FakeStore store;
+  auto top = MakeImage(store, {"hello"});
+  auto m = *oci::ParseManifest(store.blobs[top.digest], "m");
+  const oci::Digest layer = m.layers[0].digest;
   VerifyOptions o;
-  o.known = archive::KnownDiffIds::In(cache);
+  o.known = archive::KnownDiffIds::In(tmp->path());
 
-  // The build recorded both layers' diff_ids: nothing is inflated, every blob re-hashed.
-  auto report = VerifyLayoutImage(out, "v1", o);
-  ASSERT_TRUE(report.ok());
-  EXPECT_TRUE(report->ok());
-  EXPECT_EQ(report->diff_ids_known, 2);
+  // The first run inflates and records; the second spares the inflate, re-hashing all.
+  EXPECT_EQ(Verify(store, top, o)->layers_decompressed, 1);
+  auto report = Verify(store, top, o);
+  EXPECT_EQ(report->diff_ids_known, 1);
   EXPECT_EQ(report->layers_decompressed, 0);
-  EXPECT_EQ(report->blobs_checked, 4);
+  EXPECT_EQ(report->blobs_checked, 3);
 
   // The record is what decides: a wrong one is a reported mismatch, never a silent pass;
-  // --full ignores it and records the true diff_id again.
-  auto img = layout::OpenLayoutImage(out, "v1");
-  auto layer = (*img)->layers()[0];  // layers() returns a copy
-  o.known.Record(layer->digest(), {oci::Digest::Of("not this tar"), 1});
-  report = VerifyLayoutImage(out, "v1", o);
-  ASSERT_TRUE(report.ok());
+  // decompress_all ignores it and records the true diff_id again.
+  o.known.Record(layer, {oci::Digest::Of("not this tar"), 1});
+  report = Verify(store, top, o);
   ASSERT_EQ(report->problems.size(), 1u);
   EXPECT_NE(report->problems[0].what.find("uncompressed content hashes to " + oci::Digest::Of("not this tar").str()),
             std::string::npos);
   o.decompress_all = true;
-  report = VerifyLayoutImage(out, "v1", o);
-  EXPECT_TRUE(report->ok());
-  EXPECT_EQ(report->layers_decompressed, 2);
+  EXPECT_TRUE(Verify(store, top, o)->ok());
   o.decompress_all = false;
-  report = VerifyLayoutImage(out, "v1", o);
-  EXPECT_TRUE(report->ok());
-  EXPECT_EQ(report->diff_ids_known, 2);
+  EXPECT_TRUE(Verify(store, top, o)->ok());
 
-  // Changed bytes do not match the digest the record is for: inflated and named.
-  std::string path = *layer->BlobPath();
-  std::string bytes = *fs::ReadSmallFile(path);
-  bytes[bytes.size() / 2] ^= 1;
-  ASSERT_TRUE(fs::WriteFileAtomic(path, bytes).ok());
-  report = VerifyLayoutImage(out, "v1", o);
+  // Changed bytes do not match the digest the record is for: named, the record unused.
+  Flip(store, layer);
+  report = Verify(store, top, o);
   ASSERT_FALSE(report->ok());
-  EXPECT_EQ(report->problems[0].blob, layer->digest().str());
-  EXPECT_EQ(report->diff_ids_known, 1);
-  EXPECT_EQ(report->layers_decompressed, 0) << "the damaged blob did not decompress cleanly";
-
-  // Without a record (the default options) every layer is inflated.
-  std::string clean = BuildImage(tmp->path() + "/ctx2", "hello", tmp->path() + "/img2");
-  report = VerifyLayoutImage(clean, "v1");
-  EXPECT_TRUE(report->ok());
-  EXPECT_EQ(report->layers_decompressed, 2);
-  EXPECT_EQ(report->diff_ids_known, 0);
+  EXPECT_EQ(report->problems[0].blob, layer.str());
+  EXPECT_EQ(report->problems.size(), 1u);
 }
 
-TEST(Verify, UnknownTagIsAnError) {
-  auto tmp = fs::TempDir::Create("check-test-");
-  std::string out = BuildImage(tmp->path() + "/ctx", "hello", tmp->path() + "/img");
-  auto report = VerifyLayoutImage(out, "nope");
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.error().kind, ErrorKind::kNotFound);
+TEST(Verify, ASourceThatNeverEndsIsCutAtTheDescriptorsSize) {
+  FakeStore store;
+  auto top = MakeImage(store, {"hello"});
+  auto m = *oci::ParseManifest(store.blobs[top.digest], "m");
+  store.blobs[m.layers[0].digest] += std::string(1 << 20, 'x');
+  auto report = Verify(store, top);
+  ASSERT_EQ(report->problems.size(), 1u);
+  EXPECT_NE(report->problems[0].what.find("more than the"), std::string::npos) << report->problems[0].what;
 }
 
 TEST(Diff, NamesTheChangedFile) {
-  auto tmp = fs::TempDir::Create("check-test-");
-  auto a = layout::OpenLayoutImage(BuildImage(tmp->path() + "/a", "one", tmp->path() + "/ia"), "v1");
-  auto b = layout::OpenLayoutImage(BuildImage(tmp->path() + "/b", "two", tmp->path() + "/ib"), "v1");
-  auto same = DiffImages(**a, **a);
+  auto store = std::make_shared<FakeStore>();
+  auto a = ImageOf(store, MakeImage(*store, {"one"}));
+  auto b = ImageOf(store, MakeImage(*store, {"two"}));
+  auto same = DiffImages(*a, *a);
   ASSERT_TRUE(same.ok());
   EXPECT_TRUE(same->identical());
-  auto d = DiffImages(**a, **b);
+  auto d = DiffImages(*a, *b);
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_FALSE(d->identical());
   EXPECT_TRUE(d->config.empty());

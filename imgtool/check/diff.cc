@@ -95,9 +95,7 @@ Result<ImageDiff> DiffImages(const oci::Image& a, const oci::Image& b) {
     std::vector<archive::LayerFile> fa, fb;
     for (auto [layer, files] : {std::pair{x, &fa}, std::pair{y, &fb}}) {
       if (!layer) continue;
-      auto path = layer->BlobPath();
-      if (!path.ok()) return path.error();
-      auto listed = archive::ListLayer(*path);
+      auto listed = archive::ListLayer(*layer);
       if (!listed.ok()) return listed.error().Context("layer " + std::to_string(i + 1));
       *files = std::move(*listed);
     }

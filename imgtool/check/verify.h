@@ -1,7 +1,10 @@
-// `imgtool verify`: checks every invariant of an image in a layout without trusting
-// any of it: index -> manifest -> config -> layers, each blob's size and sha256, media
-// types, and each layer's diff_id against its decompressed stream. It collects every
-// problem instead of stopping at the first, so one run names all damaged blobs.
+// `imgtool verify`: checks every invariant of what a reference names without trusting
+// any of it: an index and every child (or the one for a platform), each manifest ->
+// config -> layers; each blob's size and sha256, media types, and each tar layer's
+// diff_id against its decompressed stream. Artifacts (OCI 1.1) are checked the same way
+// but have no diff_ids. It collects every problem instead of stopping at the first, so
+// one run names all damaged blobs. It reads through any backend's BlobStore, so a
+// registry's blobs are streamed and checked without being stored.
 //
 // Every blob is re-hashed on every run. A layer is decompressed unless this user's own
 // record already holds the diff_id of exactly these bytes (archive/known_diff_ids.h,
@@ -10,22 +13,26 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "archive/known_diff_ids.h"
 #include "oci/digest.h"
+#include "oci/image.h"
 #include "oci/result.h"
 
 namespace imgtool::check {
 
 struct Problem {
-  std::string blob;  // "sha256:..." or "index.json"
+  std::string blob;  // "sha256:..."
   std::string what;  // "missing", "content hashes to sha256:...", ...
 };
 
 struct VerifyReport {
-  oci::Digest manifest;
+  oci::Digest manifest;                // the top manifest or index
+  std::string media_type;              // of the top manifest
+  std::vector<oci::Digest> manifests;  // every manifest checked, the top first
   int blobs_checked = 0;
   uint64_t bytes_checked = 0;
   int layers_decompressed = 0;  // diff_id derived now
@@ -34,13 +41,15 @@ struct VerifyReport {
   bool ok() const { return problems.empty(); }
 };
 
-// An error only when nothing could be checked (no layout, unknown tag); damage found
-// while checking is reported in VerifyReport::problems.
 struct VerifyOptions {
   archive::KnownDiffIds known;  // disabled: every layer decompressed, nothing recorded
   bool decompress_all = false;  // consult no record, but still record what is derived
+  std::optional<oci::Platform> platform;  // an index: check only this child (and the index)
 };
-Result<VerifyReport> VerifyLayoutImage(const std::string& dir, const std::string& tag,
-                                       const VerifyOptions& options = {});
+
+// An error only when nothing could be checked (an unsupported media type, an index
+// without the platform asked for); damage found while checking is in problems.
+Result<VerifyReport> Verify(const oci::BlobStore& store, const oci::Descriptor& top,
+                            const VerifyOptions& options = {});
 
 }  // namespace imgtool::check

@@ -1,13 +1,13 @@
 // imgtool copy / push / pull SRC DEST, imgtool resolve REF, imgtool tags REPO:
-// the registry verbs. Each is one pipeline (source -> blobs -> manifests -> sink)
-// run by remote::Copy; this file parses flags, shows progress and prints the result.
+// the registry verbs. Each is one pipeline (source -> blobs -> manifests -> sink, then
+// the image's signatures, attestations and SBOM) run by transport::Copy; this file
+// parses flags, shows progress and prints the result.
 #include <chrono>
 #include <iostream>
 
 #include "cli/output.h"
 #include "cli/remote_flags.h"
-#include "layout/layout_reader.h"
-#include "remote/transfer.h"
+#include "transport/copy.h"
 
 namespace imgtool::cli {
 
@@ -21,6 +21,7 @@ struct CopyFlags {
   uint64_t limit_rate = 0;
   bool quiet = false;
   bool json = false;
+  bool no_artifacts = false;
 };
 
 remote::RegistryOptions Side(const RemoteFlags& common, const RemoteFlags& side) {
@@ -32,7 +33,7 @@ remote::RegistryOptions Side(const RemoteFlags& common, const RemoteFlags& side)
   return ToRegistryOptions(f);
 }
 
-oci::Json ReportJson(const CopyFlags& f, const remote::CopyReport& r, double seconds) {
+oci::Json ReportJson(const CopyFlags& f, const transport::CopyReport& r, double seconds) {
   oci::Json blobs = oci::Json::array();
   for (const auto& b : r.blobs) {
     blobs.push_back({{"digest", b.digest.str()},
@@ -44,8 +45,9 @@ oci::Json ReportJson(const CopyFlags& f, const remote::CopyReport& r, double sec
   }
   oci::Json manifests = oci::Json::array();
   for (const auto& m : r.manifests) manifests.push_back(m.str());
-  return {{"source", f.src},        {"destination", f.dest}, {"digest", r.digest.str()},  {"mediaType", r.media_type},
-          {"manifests", manifests}, {"blobs", blobs},        {"bytesSent", r.bytes_sent}, {"seconds", seconds}};
+  return {{"source", f.src},          {"destination", f.dest}, {"digest", r.digest.str()},
+          {"mediaType", r.media_type}, {"manifests", manifests}, {"artifacts", r.artifacts},
+          {"blobs", blobs},            {"bytesSent", r.bytes_sent}, {"seconds", seconds}};
 }
 
 // `need`: "push" wants a local source and a docker:// destination, "pull" the reverse.
@@ -66,18 +68,20 @@ int RunCopy(const CopyFlags& f, const std::string& verb) {
   }
   if (f.jobs < 1 || f.jobs > 16) return Fail(MakeError(ErrorKind::kInvalidInput, "--jobs: want 1..16"));
   if (f.chunk_mib < 1) return Fail(MakeError(ErrorKind::kInvalidInput, "--chunk-size: want at least 1 (MiB)"));
-  remote::TransferOptions opts;
+  transport::CopyOptions opts;
   opts.source = Side(f.common, f.src_side);
-  opts.destination = Side(f.common, f.dest_side);
-  opts.destination.limit_rate = f.limit_rate;
-  opts.jobs = f.jobs;
-  opts.upload.chunk_size = f.chunk_mib << 20;
-  opts.upload.monolithic_max = std::min<uint64_t>(opts.upload.monolithic_max, opts.upload.chunk_size);
-  opts.upload.state_dir = remote::DefaultUploadStateDir();
+  opts.destination.registry = Side(f.common, f.dest_side);
+  opts.destination.registry.limit_rate = f.limit_rate;
+  opts.write.jobs = f.jobs;
+  opts.artifacts = !f.no_artifacts;
+  auto& upload = opts.destination.upload;
+  upload.chunk_size = f.chunk_mib << 20;
+  upload.monolithic_max = std::min<uint64_t>(upload.monolithic_max, upload.chunk_size);
+  upload.state_dir = remote::DefaultUploadStateDir();
   auto progress = std::make_shared<TransferProgress>(f.quiet || f.json, verb == "pull" ? "pulled" : "copied");
-  opts.on_blob = [progress](const remote::BlobEvent& e) { progress->OnBlob(e); };
+  opts.write.on_blob = [progress](const transport::BlobEvent& e) { progress->OnBlob(e); };
   auto t0 = std::chrono::steady_clock::now();
-  auto report = remote::Copy(*src, *dst, opts);
+  auto report = transport::Copy(*src, *dst, opts);
   if (!report.ok()) return Fail(report.error());
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (f.json) {
@@ -110,6 +114,8 @@ void AddCopyLike(CLI::App& app, Action& run, const std::string& verb, const std:
   cmd->add_option("--limit-rate", f->limit_rate, "Upload bytes per second per blob (0: unlimited)");
   cmd->add_flag("--quiet,-q", f->quiet, "No progress; print only the digest");
   cmd->add_flag("--json", f->json, "Print a JSON report (digests, what happened to each blob)");
+  cmd->add_flag("--no-artifacts", f->no_artifacts,
+                "Copy the image alone, not its sha256-<hex>.sig, .att and .sbom tags (nor its children's)");
   cmd->callback([f, &run, verb] { run = [f, verb] { return RunCopy(*f, verb); }; });
 }
 
@@ -122,26 +128,15 @@ struct ResolveFlags {
 int RunResolve(const ResolveFlags& f) {
   auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
-  oci::Digest digest;
-  if (ref->transport == ref::Transport::kDocker) {
-    if (!ref->digest.empty()) return Fail(MakeError(ErrorKind::kInvalidInput, f.ref + ": already names a digest"));
-    auto reg = remote::Registry::Connect(ref->host, ToRegistryOptions(f.remote));
-    if (!reg.ok()) return Fail(reg.error().Context(f.ref));
-    auto d = (*reg)->ResolveDigest(ref->repository, ref->tag.empty() ? "latest" : ref->tag);
-    if (!d.ok()) return Fail(d.error());
-    digest = *d;
-  } else {
-    std::string dir = ref->path;
-    auto opened = OpenRef(f.ref);
-    if (!opened.ok()) return Fail(opened.error());
-    auto desc = layout::ResolveManifest(opened->layout_dir, ref->tag);
-    if (!desc.ok()) return Fail(desc.error());
-    digest = desc->digest;
-  }
+  if (!ref->digest.empty()) return Fail(MakeError(ErrorKind::kInvalidInput, f.ref + ": already names a digest"));
+  auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));
+  if (!repo.ok()) return Fail(repo.error());
+  auto desc = (*repo)->Resolve(transport::NameIn(*ref));
+  if (!desc.ok()) return Fail(desc.error().Context(f.ref));
   if (f.json) {
-    PrintJson({{"reference", f.ref}, {"digest", digest.str()}});
+    PrintJson({{"reference", f.ref}, {"digest", desc->digest.str()}, {"mediaType", desc->media_type}});
   } else {
-    std::cout << digest.str() << "\n";
+    std::cout << desc->digest.str() << "\n";
   }
   return 0;
 }
@@ -149,15 +144,12 @@ int RunResolve(const ResolveFlags& f) {
 int RunTags(const ResolveFlags& f) {
   auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
-  if (ref->transport != ref::Transport::kDocker) {
-    return Fail(MakeError(ErrorKind::kInvalidInput, "tags: want docker://HOST/REPO"));
-  }
-  auto reg = remote::Registry::Connect(ref->host, ToRegistryOptions(f.remote));
-  if (!reg.ok()) return Fail(reg.error().Context(f.ref));
-  auto tags = (*reg)->ListTags(ref->repository);
+  auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));
+  if (!repo.ok()) return Fail(repo.error());
+  auto tags = (*repo)->Tags();
   if (!tags.ok()) return Fail(tags.error());
   if (f.json) {
-    PrintJson({{"repository", ref->host + "/" + ref->repository}, {"tags", *tags}});
+    PrintJson({{"repository", (*repo)->name()}, {"tags", *tags}});
   } else {
     for (const auto& t : *tags) std::cout << t << "\n";
   }

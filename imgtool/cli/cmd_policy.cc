@@ -12,7 +12,7 @@
 #include "policy/evaluate.h"
 #include "policy/gather.h"
 #include "policy/lint.h"
-#include "policy/registry_image.h"
+#include "policy/signature_verifier.h"
 
 namespace imgtool::cli {
 
@@ -28,11 +28,11 @@ struct CheckFlags {
   RemoteFlags remote;
 };
 
-Result<layout::OpenedImage> Open(const std::string& ref, const RemoteFlags& remote, const policy::Policy& pol) {
-  if (ref.rfind("docker://", 0) != 0) return policy::OpenLocal(ref);  // also oci:DIR@sha256:...
-  auto parsed = ref::ParseReference(ref);
-  if (!parsed.ok()) return parsed.error();
-  return policy::OpenRegistryImage(*parsed, ToRegistryOptions(remote), pol);
+// Any reference, also the pinned oci:DIR@sha256:...; layers stream from where they are.
+Result<oci::Node> Open(const std::string& ref, const RemoteFlags& remote) {
+  auto opened = transport::Open(ref, ToRegistryOptions(remote));
+  if (!opened.ok()) return opened.error();
+  return opened->node;
 }
 
 void PrintTable(const std::vector<policy::ImageDecision>& ds) {
@@ -70,7 +70,7 @@ int RunCheck(const CheckFlags& f) {
   std::vector<policy::ImageDecision> decisions;
   bool all = true;
   for (const auto& ref : f.refs) {
-    auto facts = policy::GatherFacts(ref, Open(ref, f.remote, *pol), *pol,
+    auto facts = policy::GatherFacts(ref, Open(ref, f.remote), *pol,
                                      policy::RegistrySignatureVerifier(ToRegistryOptions(f.remote)));
     decisions.push_back(policy::Evaluate(*pol, facts));
     all = all && decisions.back().pass;

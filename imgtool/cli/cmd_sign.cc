@@ -89,7 +89,7 @@ struct Prepared {
 Result<Prepared> Prepare(const SignFlags& f) {
   auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return ref.error();
-  auto store = sign::SignatureStore::Open(*ref, ToRegistryOptions(f.remote));
+  auto store = sign::SignatureStore::Open(*ref, transport::SinkOptions{ToRegistryOptions(f.remote), {}});
   if (!store.ok()) return store.error();
   auto key = LoadSigningKey(f.key);
   if (!key.ok()) return key.error();

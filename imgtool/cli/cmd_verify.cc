@@ -8,7 +8,6 @@
 #include "check/verify.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
-#include "remote/transfer.h"
 #include "sign/dsse.h"
 #include "sign/verify_signatures.h"
 
@@ -25,6 +24,7 @@ struct VerifyFlags {
   bool attestation = false;
   std::string predicate_type;  // --type for --attestation; empty: any
   bool full = false;           // --full: decompress every layer, whatever is known
+  std::string platform;        // --platform: of an index, only this image
 };
 
 oci::Json VerdictJson(const sign::SignatureVerdict& v) {
@@ -63,15 +63,15 @@ Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const ref::Refere
   }
   if (keys.empty()) return out;
   ref::Reference pinned = ref;
-  if (ref.transport == ref::Transport::kDocker) {
-    pinned.digest = digest.str();
-  }
+  pinned.digest = digest.str();  // the manifest the blob check verified, wherever the tag points now
   auto opts = ToRegistryOptions(f.remote);
-  auto sigs = sign::VerifyImageSignatures(pinned, keys, opts);
-  if (!sigs.ok()) return sigs.error();
-  out.signatures = *sigs;
-  if (!sigs->verified) out.denied = "signature check: " + sigs->reason;
-  if (f.attestation) {
+  // As cosign verify-attestation: --attestation checks the attestations alone.
+  if (!f.attestation) {
+    auto sigs = sign::VerifyImageSignatures(pinned, keys, opts);
+    if (!sigs.ok()) return sigs.error();
+    out.signatures = *sigs;
+    if (!sigs->verified) out.denied = "signature check: " + sigs->reason;
+  } else {
     std::string type;
     if (!f.predicate_type.empty()) {
       auto t = sign::PredicateTypeFor(f.predicate_type);
@@ -91,37 +91,26 @@ Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const ref::Refere
   return out;
 }
 
+oci::Json ManifestList(const check::VerifyReport& r) {
+  oci::Json out = oci::Json::array();
+  for (const auto& m : r.manifests) out.push_back(m.str());
+  return out;
+}
+
 int RunVerify(const VerifyFlags& f) {
   auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
-  std::string dir = ref->path;
-  std::string tag = ref->tag;
-  std::optional<fs::TempDir> extracted;
-  if (ref->transport == ref::Transport::kDocker) {
-    // Pull into a temporary layout (every blob hashed on the way), then check it all.
-    auto t = fs::TempDir::Create("imgtool-verify-");
-    if (!t.ok()) return Fail(t.error());
-    extracted = std::move(*t);
-    ref::Reference local;
-    local.path = extracted->path() + "/image";
-    local.tag = "verify";
-    remote::TransferOptions opts;
-    opts.source = ToRegistryOptions(f.remote);
-    auto copied = remote::Copy(*ref, local, opts);
-    if (!copied.ok()) return Fail(copied.error());
-    dir = local.path;
-    tag = local.tag;
-  } else if (ref->transport == ref::Transport::kOciArchive) {
-    auto t = fs::TempDir::Create("imgtool-verify-");
-    if (!t.ok()) return Fail(t.error());
-    extracted = std::move(*t);
-    if (auto st = layout::ExtractOciArchive(ref->path, extracted->path()); !st.ok()) return Fail(st.error());
-    dir = extracted->path();
-  }
+  auto platform = PlatformFlag(f.platform);
+  if (!platform.ok()) return Fail(platform.error());
+  auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));
+  if (!repo.ok()) return Fail(repo.error());
+  auto top = (*repo)->Resolve(transport::NameIn(*ref));
+  if (!top.ok()) return Fail(top.error().Context(f.ref));
   check::VerifyOptions vo;
   vo.known = archive::KnownDiffIds::In(build::LayerCache::DefaultDir());
   vo.decompress_all = f.full;
-  auto report = check::VerifyLayoutImage(dir, tag, vo);
+  vo.platform = *platform;
+  auto report = check::Verify(*(*repo)->store(), *top, vo);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
   if (f.attestation && f.keys.empty() && f.trusted_dir.empty()) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key or --trusted-keys"));
@@ -133,6 +122,8 @@ int RunVerify(const VerifyFlags& f) {
     for (const auto& p : report->problems) problems.push_back({{"blob", p.blob}, {"problem", p.what}});
     oci::Json out = {{"reference", f.ref},
                      {"digest", report->manifest.str()},
+                     {"mediaType", report->media_type},
+                     {"manifests", ManifestList(*report)},
                      {"ok", report->ok() && sigs->denied.empty()},
                      {"blobsChecked", report->blobs_checked},
                      {"bytesChecked", report->bytes_checked},
@@ -170,26 +161,30 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<VerifyFlags>();
   CLI::App* cmd =
       app.add_subcommand("verify",
-                         "Check an image end to end, trusting nothing: index -> manifest -> config ->\n"
-                         "layers; every blob's size and sha256, media types, and each layer's diff_id\n"
-                         "against its decompressed content. Every problem is named; exit 4 if any.\n"
+                         "Check an image, artifact or index end to end, trusting nothing: index -> every\n"
+                         "image (or the one for --platform) -> manifest -> config -> layers; every blob's size\n"
+                         "and sha256, media types, and each tar layer's diff_id against its decompressed\n"
+                         "content (artifacts have none). Every problem is named; exit 4 if any. A registry's\n"
+                         "blobs are streamed and checked, not stored.\n"
                          "Every blob is re-hashed on every run. A layer is not decompressed again when this\n"
                          "user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool, diff-ids/) recorded the diff_id\n"
                          "of exactly those bytes when imgtool itself built or inflated them; --full inflates all.\n"
                          "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
                          "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
-                         "--attestation checks the in-toto attestations at sha256-<hex>.att the same way.\n\n"
+                         "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"
+                         "verify-attestation). An index is signed by its own digest.\n\n"
                          "Examples:\n  imgtool verify oci:out/golden:latest\n"
                          "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
                          "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest");
-  cmd->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]")
+  cmd->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://[HOST/]REPO[:TAG|@DIGEST]")
       ->required();
   AddRemoteFlags(cmd, f->remote);
   cmd->add_flag("--json", f->json, "Print a JSON report");
+  cmd->add_option("--platform", f->platform, "For an index: check it and only the image for OS/ARCH[/VARIANT]");
   cmd->add_option("--key", f->keys, "Trusted cosign public key (PEM); repeatable");
   cmd->add_option("--trusted-keys", f->trusted_dir, "Folder of trusted *.pub keys (e.g. signatures/trusted)");
   cmd->add_flag("--full", f->full, "Decompress every layer to re-derive its diff_id, even when already known");
-  cmd->add_flag("--attestation", f->attestation, "Also require a trusted in-toto attestation (sha256-<hex>.att)");
+  cmd->add_flag("--attestation", f->attestation, "Require a trusted in-toto attestation (sha256-<hex>.att) instead of a signature");
   cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });
 }

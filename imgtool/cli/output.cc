@@ -1,16 +1,12 @@
 #include "cli/output.h"
 
-#include "remote/transfer.h"
-
-#include <iostream>
-
 namespace imgtool::cli {
 
-Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts) {
-  auto ref = ref::ParseReference(text);
-  if (!ref.ok()) return ref.error();
-  if (ref->transport == ref::Transport::kDocker) return remote::OpenRemoteImage(*ref, remote_opts);
-  return layout::OpenImage(*ref);
+Result<std::optional<oci::Platform>> PlatformFlag(const std::string& text) {
+  if (text.empty()) return std::optional<oci::Platform>();
+  auto p = oci::ParsePlatform(text);
+  if (!p.ok()) return p.error().Context("--platform");
+  return std::optional<oci::Platform>(*p);
 }
 
 }  // namespace imgtool::cli

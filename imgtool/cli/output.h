@@ -1,22 +1,25 @@
-// What the image verbs share beyond common.h (errors, JSON): opening any reference, sizes.
+// What the image verbs share beyond common.h (errors, JSON): the verb registrations,
+// sizes, and the --platform flag. Images are opened through transport/open.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cli/common.h"
-#include "layout/oci_archive.h"
 #include "oci/canonical_json.h"
 #include "oci/human_bytes.h"
+#include "oci/manifest.h"
 #include "oci/result.h"
 #include "remote/registry.h"
+#include "transport/open.h"
 
 namespace imgtool::cli {
 
-// Opens any reference (docker:// fetches manifest + config); errors carry the reference text.
-Result<layout::OpenedImage> OpenRef(const std::string& text, const remote::RegistryOptions& remote_opts = {});
+// --platform OS/ARCH[/VARIANT] (skopeo's and crane's spelling), parsed.
+Result<std::optional<oci::Platform>> PlatformFlag(const std::string& text);
 
 void AddBuildCommand(CLI::App& app, Action& run);
 void AddLockCommand(CLI::App& app, Action& run);

@@ -66,20 +66,20 @@ void TransferProgress::Redraw(bool force) {
   std::cerr.flush();
 }
 
-void TransferProgress::OnBlob(const remote::BlobEvent& e) {
+void TransferProgress::OnBlob(const transport::BlobEvent& e) {
   if (quiet_) return;
   std::lock_guard<std::mutex> lock(mu_);
   std::string d = e.digest.str();
   switch (e.kind) {
-    case remote::BlobEvent::Kind::kStart:
+    case transport::BlobEvent::Kind::kStart:
       active_[d] = Bar{e.size, 0, e.media_type, std::chrono::steady_clock::now()};
       if (tty_) Redraw(true);
       break;
-    case remote::BlobEvent::Kind::kProgress:
+    case transport::BlobEvent::Kind::kProgress:
       active_[d].done = e.done;
       if (tty_) Redraw(false);
       break;
-    case remote::BlobEvent::Kind::kDone: {
+    case transport::BlobEvent::Kind::kDone: {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - active_[d].start).count();
       active_.erase(d);
       // On a terminal the finished line replaces the bars, which are drawn again below it.

@@ -11,7 +11,7 @@
 
 #include "oci/result.h"
 #include "remote/registry.h"
-#include "remote/transfer.h"
+#include "transport/write.h"
 
 namespace imgtool::cli {
 
@@ -33,7 +33,7 @@ remote::RegistryOptions ToRegistryOptions(const RemoteFlags& f);
 class TransferProgress {
  public:
   TransferProgress(bool quiet, const std::string& verb);
-  void OnBlob(const remote::BlobEvent& e);
+  void OnBlob(const transport::BlobEvent& e);
 
  private:
   struct Bar {

@@ -34,7 +34,9 @@ Result<LayoutWriter> LayoutWriter::Open(const std::string& dir) {
   return w;
 }
 
-std::string LayoutWriter::BlobPath(const oci::Digest& d) const { return dir_ + "/blobs/sha256/" + d.hex(); }
+std::string BlobPathIn(const std::string& dir, const oci::Digest& d) { return dir + "/blobs/sha256/" + d.hex(); }
+
+std::string LayoutWriter::BlobPath(const oci::Digest& d) const { return BlobPathIn(dir_, d); }
 
 bool LayoutWriter::HasBlob(const oci::Digest& d, int64_t size) const {
   struct stat st {};

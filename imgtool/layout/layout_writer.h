@@ -15,6 +15,9 @@
 
 namespace imgtool::layout {
 
+// "<dir>/blobs/sha256/<hex>": where a layout keeps a blob.
+std::string BlobPathIn(const std::string& dir, const oci::Digest& d);
+
 class LayoutWriter {
  public:
   // Creates the folder and its oci-layout file when missing; refuses a folder that

@@ -168,25 +168,16 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
   return Status::Ok();
 }
 
-Result<OpenedImage> OpenImage(const ref::Reference& ref) {
-  OpenedImage out;
-  if (ref.transport == ref::Transport::kDocker) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     ref.str() + ": the docker:// transport is not available in this version (registry support is "
-                                 "planned); use oci:DIR[:TAG] or oci-archive:FILE[:TAG]");
-  }
-  out.layout_dir = ref.path;
-  if (ref.transport == ref::Transport::kOciArchive) {
-    auto tmp = fs::TempDir::Create("imgtool-archive-");
-    if (!tmp.ok()) return tmp.error();
-    out.extracted = std::make_shared<fs::TempDir>(std::move(*tmp));
-    IMGTOOL_TRY(ExtractOciArchive(ref.path, out.extracted->path()));
-    out.layout_dir = out.extracted->path();
-  }
-  auto img = OpenLayoutImage(out.layout_dir, ref.tag);
-  if (!img.ok()) return img.error().Context(ref.str());
-  out.image = *img;
-  return out;
+Result<std::unique_ptr<ArchiveSink>> ArchiveSink::Open(const std::string& archive_path, const std::string& name) {
+  auto tmp = fs::TempDir::Create("imgtool-archive-out-");
+  if (!tmp.ok()) return tmp.error();
+  auto keep = std::make_shared<fs::TempDir>(std::move(*tmp));
+  if (fs::Exists(archive_path)) IMGTOOL_TRY(ExtractOciArchive(archive_path, keep->path()));
+  auto w = LayoutWriter::Open(keep->path());
+  if (!w.ok()) return w.error().Context(name);
+  return std::unique_ptr<ArchiveSink>(new ArchiveSink(std::move(*w), name, archive_path, keep));
 }
+
+Status ArchiveSink::Commit() { return WriteOciArchive(tmp_->path(), path_); }
 
 }  // namespace imgtool::layout

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "fs/atomic_file.h"
-#include "ref/reference.h"
+#include "layout/layout_sink.h"
 #include "oci/image.h"
 #include "oci/result.h"
 
@@ -21,12 +21,20 @@ Status WriteOciArchive(const std::string& dir, const std::string& archive_path);
 // Extracts `archive_path` into the existing empty folder `dest`.
 Status ExtractOciArchive(const std::string& archive_path, const std::string& dest);
 
-// An image opened from any local reference; keeps an extracted archive alive.
-struct OpenedImage {
-  std::shared_ptr<const oci::Image> image;
-  std::string layout_dir;  // where its blobs are
-  std::shared_ptr<fs::TempDir> extracted;
+// An archive as a destination: the existing archive's content (if any) plus what is
+// written, in a temporary layout tarred into place (atomically) on Commit, so writing
+// to oci-archive:FILE:TAG adds a tag as writing to oci:DIR:TAG does.
+class ArchiveSink : public LayoutSink {
+ public:
+  static Result<std::unique_ptr<ArchiveSink>> Open(const std::string& archive_path, const std::string& name);
+  Status Commit() override;
+  void Discard() override {}
+
+ private:
+  ArchiveSink(LayoutWriter w, std::string name, std::string path, std::shared_ptr<fs::TempDir> tmp)
+      : LayoutSink(std::move(w), std::move(name), false), path_(std::move(path)), tmp_(std::move(tmp)) {}
+  std::string path_;
+  std::shared_ptr<fs::TempDir> tmp_;
 };
-Result<OpenedImage> OpenImage(const ref::Reference& ref);
 
 }  // namespace imgtool::layout

@@ -1,39 +1,139 @@
-// The small read-only views every source provides (go-containerregistry's v1.Layer and
-// v1.Image): accessors only, no I/O policy. A layout on disk, an oci-archive and (later)
-// a registry all hand out these.
+// The spine every verb reads through (go-containerregistry's v1.Layer, v1.Image and
+// v1.ImageIndex): a backend implements BlobStore (three calls: its name, a manifest's
+// bytes, a blob's stream), and this file builds the same read-only views over any of
+// them: a layout on disk, an oci-archive, a registry, or memory. What a reference names
+// is a Node: an image, an artifact (an image manifest with an artifactType or a config
+// that is not an image config) or an index.
+//
+// Everything handed out is checked: a manifest or config against the digest and size it
+// was named by, and every blob stream through a CheckedReader (oci/reader.h).
+//
+// Not here: resolving a reference to its top descriptor, or choosing a backend
+// (transport/open.h), or writing (oci/sink.h).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
 #include "oci/manifest.h"
+#include "oci/reader.h"
 #include "oci/result.h"
 
 namespace imgtool::oci {
 
-class Layer {
+inline constexpr uint64_t kMaxManifestBytes = 8 << 20;  // registries refuse more than 4 MiB
+inline constexpr uint64_t kMaxConfigBytes = 64 << 20;
+
+class BlobStore {
  public:
-  virtual ~Layer() = default;
-  virtual Digest digest() const = 0;    // of the blob as stored
-  virtual Digest diff_id() const = 0;   // of the uncompressed tar, from the config
-  virtual int64_t size() const = 0;
-  virtual std::string media_type() const = 0;
-  // A local file holding the blob as stored (sources that are remote fetch it first).
-  virtual Result<std::string> BlobPath() const = 0;
+  virtual ~BlobStore() = default;
+  // "oci:out/golden", "docker://HOST/REPO": the start of error messages.
+  virtual std::string name() const = 0;
+  // The blob's bytes as stored, not yet checked (Blob::Open checks them); kNotFound
+  // naming the digest when the store does not hold it.
+  virtual Result<std::unique_ptr<Reader>> OpenBlob(const Descriptor& d) const = 0;
+  // A manifest's exact bytes (registries serve them apart from blobs), checked against
+  // `d`; the default reads the blob.
+  virtual Result<std::string> ReadManifest(const Descriptor& d) const;
 };
+
+// Reads a small blob whole (config, signature payload), checked against `d`.
+Result<std::string> ReadBlob(const BlobStore& store, const Descriptor& d, uint64_t max_bytes);
+
+// A blob named by a manifest: a config, a layer, an artifact's file.
+class Blob {
+ public:
+  Blob(std::shared_ptr<const BlobStore> store, Descriptor desc, Digest diff_id = {});
+  const Descriptor& descriptor() const { return desc_; }
+  const Digest& digest() const { return desc_.digest; }
+  int64_t size() const { return desc_.size; }
+  const std::string& media_type() const { return desc_.media_type; }
+  // An image layer's uncompressed digest from the config; empty for artifact blobs and
+  // for layers that are not tar archives (signature payloads).
+  const Digest& diff_id() const { return diff_id_; }
+  // The bytes as stored, checked while they stream (CheckedReader).
+  Result<std::unique_ptr<Reader>> Open() const;
+  const std::shared_ptr<const BlobStore>& store() const { return store_; }
+
+ private:
+  std::shared_ptr<const BlobStore> store_;
+  Descriptor desc_;
+  Digest diff_id_;
+};
+using Layer = Blob;
 
 class Image {
  public:
-  virtual ~Image() = default;
-  virtual const std::string& raw_manifest() const = 0;
-  virtual const std::string& raw_config() const = 0;
-  virtual const Manifest& manifest() const = 0;
-  virtual const Json& config() const = 0;
-  virtual std::vector<std::shared_ptr<const Layer>> layers() const = 0;
-  Digest digest() const { return Digest::Of(raw_manifest()); }
+  const Descriptor& descriptor() const { return desc_; }  // the manifest's
+  Digest digest() const { return desc_.digest; }
+  const std::string& raw_manifest() const { return raw_manifest_; }
+  const Manifest& manifest() const { return manifest_; }
+  const std::string& raw_config() const { return raw_config_; }
+  // The parsed image config; an empty object for artifacts.
+  const Json& config() const { return config_; }
+  // An OCI 1.1 artifact: an artifactType, or a config that is not an image config.
+  bool is_artifact() const { return !artifact_type_.empty(); }
+  // The manifest's artifactType, else the config's media type; empty for images.
+  const std::string& artifact_type() const { return artifact_type_; }
+  std::shared_ptr<const Blob> config_blob() const { return config_blob_; }
+  std::vector<std::shared_ptr<const Layer>> layers() const { return layers_; }
+  const std::shared_ptr<const BlobStore>& store() const { return store_; }
+
+ private:
+  friend struct NodeBuilder;
+  std::shared_ptr<const BlobStore> store_;
+  Descriptor desc_;
+  std::string raw_manifest_, raw_config_, artifact_type_;
+  Manifest manifest_;
+  Json config_ = Json::object();
+  std::shared_ptr<const Blob> config_blob_;
+  std::vector<std::shared_ptr<const Layer>> layers_;
 };
+
+class ImageIndex;
+
+// What a reference or an index entry names: exactly one of image or index is set.
+struct Node {
+  Descriptor descriptor;
+  std::shared_ptr<const Image> image;
+  std::shared_ptr<const ImageIndex> index;
+  bool is_index() const { return index != nullptr; }
+};
+
+class ImageIndex {
+ public:
+  const Descriptor& descriptor() const { return desc_; }
+  Digest digest() const { return desc_.digest; }
+  const std::string& raw_manifest() const { return raw_manifest_; }
+  const Index& index() const { return index_; }
+  const std::vector<Descriptor>& children() const { return index_.manifests; }
+  // Opens one entry (its bytes checked against the entry's digest and size).
+  Result<Node> Child(const Descriptor& d) const;
+  // The entry for `p` (PlatformMatches); kNotFound listing the platforms there are.
+  Result<Descriptor> ChildFor(const Platform& p) const;
+  const std::shared_ptr<const BlobStore>& store() const { return store_; }
+
+ private:
+  friend struct NodeBuilder;
+  std::shared_ptr<const BlobStore> store_;
+  Descriptor desc_;
+  std::string raw_manifest_;
+  Index index_;
+};
+
+// Opens what `d` names in `store`: reads and checks the manifest, then (for an image)
+// the config. `raw` may carry the manifest's bytes when the caller already holds them
+// (a registry answered a tag with them); they are checked against `d` all the same.
+// An unknown manifest media type is kInvalidInput naming it.
+Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d,
+                      std::optional<std::string> raw = std::nullopt);
+
+// "manifest", "index", "artifact" media types by their content when the descriptor's
+// media type is missing (umoci writes manifests without one).
+std::string SniffManifestMediaType(const std::string& bytes);
 
 }  // namespace imgtool::oci

@@ -53,9 +53,18 @@ void AppendLayerToConfig(Json& config, const Digest& diff_id, const HistoryEntry
   config["history"].push_back(h);
 }
 
+std::string ConfigField(const Json& config, const std::string& key) {
+  if (!config.is_object() || !config.contains(key) || !config[key].is_string()) return "";
+  return config[key].get<std::string>();
+}
+
+Platform ConfigPlatform(const Json& config) {
+  return Platform{ConfigField(config, "os"), ConfigField(config, "architecture"), ConfigField(config, "variant")};
+}
+
 std::string ConfigUser(const Json& config) {
   if (!config.contains("config") || !config["config"].is_object()) return "";
-  return config["config"].value("User", std::string());
+  return ConfigField(config["config"], "User");
 }
 
 std::vector<std::string> ConfigStringList(const Json& config, const std::string& field) {

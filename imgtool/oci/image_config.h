@@ -10,6 +10,7 @@
 
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
+#include "oci/manifest.h"
 #include "oci/result.h"
 
 namespace imgtool::oci {
@@ -29,6 +30,10 @@ Result<Json> ParseImageConfig(std::string_view raw, const std::string& what);
 // diff_ids in rootfs order; an error when missing or malformed.
 Result<std::vector<Digest>> ConfigDiffIds(const Json& config);
 void AppendLayerToConfig(Json& config, const Digest& diff_id, const HistoryEntry& history);
+
+// A top-level string field ("os", "created"); "" when absent or not a string.
+std::string ConfigField(const Json& config, const std::string& key);
+Platform ConfigPlatform(const Json& config);
 
 // config.config.* accessors (Docker's "container config" naming).
 std::string ConfigUser(const Json& config);

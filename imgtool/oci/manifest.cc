@@ -2,6 +2,8 @@
 
 #include "oci/media_types.h"
 
+#include <vector>
+
 namespace imgtool::oci {
 
 namespace {
@@ -20,10 +22,58 @@ Result<std::map<std::string, std::string>> StringMap(const Json& j, const std::s
   return out;
 }
 
+// OCI 1.1's artifactType and subject, shared by manifests and indexes. Declared ahead:
+// it parses a descriptor (defined below).
+Status ArtifactFields(const Json& j, const std::string& what, std::string& artifact_type,
+                      std::optional<Descriptor>& subject) {
+  if (j.contains("artifactType")) {
+    if (!j["artifactType"].is_string()) return Bad(what + ": $.artifactType", "want a string");
+    artifact_type = j["artifactType"].get<std::string>();
+  }
+  if (j.contains("subject")) {
+    auto d = DescriptorFromJson(j["subject"], what + ": $.subject");
+    if (!d.ok()) return d.error();
+    subject = *d;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<Platform> ParsePlatform(const std::string& text) {
+  Platform p;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t slash; (slash = text.find('/', start)) != std::string::npos; start = slash + 1) {
+    parts.push_back(text.substr(start, slash - start));
+  }
+  parts.push_back(text.substr(start));
+  bool empty_part = false;
+  for (const auto& part : parts) empty_part = empty_part || part.empty();
+  if (parts.size() < 2 || parts.size() > 3 || empty_part) {
+    return Bad("platform '" + text + "'", "want OS/ARCH[/VARIANT], e.g. linux/amd64 or linux/arm64/v8");
+  }
+  p.os = parts[0];
+  p.architecture = parts[1];
+  if (parts.size() == 3) p.variant = parts[2];
+  return p;
+}
+
+std::string PlatformString(const Platform& p) {
+  return p.os + "/" + p.architecture + (p.variant.empty() ? "" : "/" + p.variant);
+}
+
+bool PlatformMatches(const Platform& want, const Platform& have) {
+  if (want.os != have.os || want.architecture != have.architecture) return false;
+  if (want.variant.empty()) return true;
+  std::string variant = have.variant;
+  if (variant.empty() && have.architecture == "arm64") variant = "v8";
+  return variant == want.variant;
+}
 
 Json DescriptorToJson(const Descriptor& d) {
   Json j = {{"mediaType", d.media_type}, {"digest", d.digest.str()}, {"size", d.size}};
+  if (!d.artifact_type.empty()) j["artifactType"] = d.artifact_type;
   if (!d.annotations.empty()) j["annotations"] = d.annotations;
   if (d.platform) {
     Json p = {{"os", d.platform->os}, {"architecture", d.platform->architecture}};
@@ -46,6 +96,10 @@ Result<Descriptor> DescriptorFromJson(const Json& j, const std::string& where) {
     return Bad(where, "size missing or negative");
   }
   d.size = j["size"].get<int64_t>();
+  if (j.contains("artifactType")) {
+    if (!j["artifactType"].is_string()) return Bad(where + ".artifactType", "want a string");
+    d.artifact_type = j["artifactType"].get<std::string>();
+  }
   if (j.contains("annotations")) {
     auto a = StringMap(j["annotations"], where + ".annotations");
     if (!a.ok()) return a.error();
@@ -67,6 +121,8 @@ Result<std::string> SerializeManifest(const Manifest& m) {
   for (const auto& l : m.layers) layers.push_back(DescriptorToJson(l));
   Json j = {{"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", DescriptorToJson(m.config)},
             {"layers", layers}};
+  if (!m.artifact_type.empty()) j["artifactType"] = m.artifact_type;
+  if (m.subject) j["subject"] = DescriptorToJson(*m.subject);
   if (!m.annotations.empty()) j["annotations"] = m.annotations;
   return CanonicalJson(j);
 }
@@ -91,6 +147,7 @@ Result<Manifest> ParseManifest(std::string_view raw, const std::string& what) {
     if (!l.ok()) return l.error();
     m.layers.push_back(*l);
   }
+  IMGTOOL_TRY(ArtifactFields(j, what, m.artifact_type, m.subject));
   if (j.contains("annotations")) {
     auto a = StringMap(j["annotations"], what + ": $.annotations");
     if (!a.ok()) return a.error();
@@ -102,7 +159,9 @@ Result<Manifest> ParseManifest(std::string_view raw, const std::string& what) {
 Result<std::string> SerializeIndex(const Index& index) {
   Json manifests = Json::array();
   for (const auto& d : index.manifests) manifests.push_back(DescriptorToJson(d));
-  Json j = {{"schemaVersion", 2}, {"mediaType", kMediaTypeIndex}, {"manifests", manifests}};
+  Json j = {{"schemaVersion", 2}, {"mediaType", index.media_type}, {"manifests", manifests}};
+  if (!index.artifact_type.empty()) j["artifactType"] = index.artifact_type;
+  if (index.subject) j["subject"] = DescriptorToJson(*index.subject);
   if (!index.annotations.empty()) j["annotations"] = index.annotations;
   return CanonicalJson(j);
 }
@@ -114,6 +173,14 @@ Result<Index> ParseIndex(std::string_view raw, const std::string& what) {
   if (!j.is_object() || j.value("schemaVersion", 0) != 2) return Bad(what, "not an image index (schemaVersion 2)");
   if (!j.contains("manifests") || !j["manifests"].is_array()) return Bad(what, "manifests missing");
   Index index;
+  // index.json of a layout usually has no mediaType; Docker's manifest list is an index too.
+  if (j.contains("mediaType")) {
+    if (!j["mediaType"].is_string() || !IsIndexMediaType(j["mediaType"].get<std::string>())) {
+      return Bad(what, "not an image index: mediaType " + j["mediaType"].dump());
+    }
+    index.media_type = j["mediaType"].get<std::string>();
+  }
+  IMGTOOL_TRY(ArtifactFields(j, what, index.artifact_type, index.subject));
   for (size_t i = 0; i < j["manifests"].size(); ++i) {
     auto d = DescriptorFromJson(j["manifests"][i], what + ": $.manifests[" + std::to_string(i) + "]");
     if (!d.ok()) return d.error();

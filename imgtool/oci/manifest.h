@@ -22,23 +22,36 @@ struct Platform {
   friend bool operator==(const Platform&, const Platform&) = default;
 };
 
+// "linux/arm64/v8" <-> Platform (skopeo's and crane's --platform spelling).
+Result<Platform> ParsePlatform(const std::string& text);
+std::string PlatformString(const Platform& p);
+// Whether an index entry for `have` serves a request for `want`: os and architecture
+// equal; a variant only when asked for (arm64's "v8" is its default, as containerd has it).
+bool PlatformMatches(const Platform& want, const Platform& have);
+
 struct Descriptor {
   std::string media_type;
   Digest digest;
   int64_t size = 0;
   std::map<std::string, std::string> annotations;
   std::optional<Platform> platform;
+  std::string artifact_type = {};  // OCI 1.1, in index entries and referrers
 };
 
 struct Manifest {
   std::string media_type = "application/vnd.oci.image.manifest.v1+json";
+  std::string artifact_type;  // OCI 1.1 artifacts
   Descriptor config;
   std::vector<Descriptor> layers;
+  std::optional<Descriptor> subject;  // the manifest this one is about (an SBOM's image)
   std::map<std::string, std::string> annotations;
 };
 
 struct Index {
+  std::string media_type = "application/vnd.oci.image.index.v1+json";
+  std::string artifact_type;
   std::vector<Descriptor> manifests;
+  std::optional<Descriptor> subject;
   std::map<std::string, std::string> annotations;
 };
 

@@ -17,12 +17,21 @@ inline constexpr std::string_view kMediaTypeDockerManifest =
 inline constexpr std::string_view kMediaTypeDockerConfig = "application/vnd.docker.container.image.v1+json";
 inline constexpr std::string_view kMediaTypeDockerLayerGzip =
     "application/vnd.docker.image.rootfs.diff.tar.gzip";
+inline constexpr std::string_view kMediaTypeDockerManifestList =
+    "application/vnd.docker.distribution.manifest.list.v2+json";
+// OCI 1.1: the config of an artifact that has none.
+inline constexpr std::string_view kMediaTypeEmpty = "application/vnd.oci.empty.v1+json";
 
 inline constexpr std::string_view kAnnotationRefName = "org.opencontainers.image.ref.name";
 inline constexpr std::string_view kAnnotationCreated = "org.opencontainers.image.created";
 
+// Tar layers (gzip, zstd or plain; OCI, Docker, foreign and non-distributable forms):
+// the blobs that have diff_ids.
 bool IsLayerMediaType(std::string_view media_type);
+// Image manifests (images and artifacts alike), OCI or Docker schema 2.
 bool IsManifestMediaType(std::string_view media_type);
+// Indexes: the OCI image index and Docker's manifest list.
+bool IsIndexMediaType(std::string_view media_type);
 bool IsConfigMediaType(std::string_view media_type);
 
 }  // namespace imgtool::oci

@@ -2,7 +2,6 @@
 
 #include "archive/layer.h"
 #include "oci/image_config.h"
-#include "policy/pinned.h"
 
 namespace imgtool::policy {
 
@@ -15,9 +14,7 @@ using Layers = std::vector<std::shared_ptr<const oci::Layer>>;
 // only make a rule stricter.
 Result<std::string> ReadTopmost(const Layers& layers, const std::string& path) {
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    auto blob = (*it)->BlobPath();
-    if (!blob.ok()) return blob.error().Context("layer " + (*it)->digest().str());
-    auto content = archive::ReadFileFromLayer(*blob, path);
+    auto content = archive::ReadFileFromLayer(**it, path);
     if (content.ok()) return content;
     if (content.error().kind != ErrorKind::kNotFound) {
       return content.error().Context("reading /" + path + " from layer " + (*it)->digest().str());
@@ -31,9 +28,7 @@ Result<std::string> ReadTopmost(const Layers& layers, const std::string& path) {
 Result<std::vector<SetuidFile>> ScanSetuid(const Layers& layers) {
   std::vector<SetuidFile> out;
   for (const auto& l : layers) {
-    auto blob = l->BlobPath();
-    if (!blob.ok()) return blob.error().Context("layer " + l->digest().str());
-    auto entries = archive::ListLayer(*blob);
+    auto entries = archive::ListLayer(*l);
     if (!entries.ok()) return entries.error().Context("listing layer " + l->digest().str());
     for (const auto& e : *entries) {
       if (e.type != archive::EntryType::kDir && (e.mode & 06000)) out.push_back({l->digest().str(), e.path, e.mode});
@@ -45,9 +40,9 @@ Result<std::vector<SetuidFile>> ScanSetuid(const Layers& layers) {
 Result<uint64_t> UncompressedSize(const Layers& layers) {
   uint64_t total = 0;
   for (const auto& l : layers) {
-    auto blob = l->BlobPath();
-    if (!blob.ok()) return blob.error().Context("layer " + l->digest().str());
-    auto d = archive::DigestLayerBlob(*blob);
+    auto reader = l->Open();
+    if (!reader.ok()) return reader.error().Context("layer " + l->digest().str());
+    auto d = archive::DigestLayer(**reader, "layer " + l->digest().str());
     if (!d.ok()) return d.error().Context("reading layer " + l->digest().str());
     total += d->uncompressed_size;
   }
@@ -61,12 +56,16 @@ bool NumericUser(const std::string& user) {
 
 }  // namespace
 
-ImageFacts GatherFacts(const std::string& reference, const Result<layout::OpenedImage>& opened, const Policy& policy,
+ImageFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
                        const SignatureVerifier& verify_signature) {
   ImageFacts f;
   f.reference = reference;
   if (!opened.ok()) {
     f.opened = opened.error();
+    return f;
+  }
+  if (!opened->image) {
+    f.opened = MakeError(ErrorKind::kInvalidInput, reference + ": an image index; evaluate each platform's image");
     return f;
   }
   const oci::Image& img = *opened->image;
@@ -89,12 +88,6 @@ ImageFacts GatherFacts(const std::string& reference, const Result<layout::Opened
     }
   }
   return f;
-}
-
-Result<layout::OpenedImage> OpenLocal(const std::string& reference) {
-  auto pinned = ParsePinnedReference(reference);
-  if (!pinned.ok()) return pinned.error();
-  return layout::OpenImage(pinned->ref);
 }
 
 }  // namespace imgtool::policy

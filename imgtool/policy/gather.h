@@ -4,23 +4,21 @@
 // the signature verifier when the policy has signedBy. Errors become facts, never
 // exceptions to the decision (facts.h).
 //
-// Not here: opening the reference (the CLI does, so docker:// stays out of this library)
-// or deciding (evaluate.h).
+// Not here: opening the reference (transport::Open, in the CLI and the webhook, so no
+// backend is linked here) or deciding (evaluate.h).
 #pragma once
 
 #include <string>
 
-#include "layout/oci_archive.h"
+#include "oci/image.h"
 #include "policy/facts.h"
 #include "policy/policy.h"
 
 namespace imgtool::policy {
 
-// `reference`: the text the user gave; `opened`: the result of opening it.
-ImageFacts GatherFacts(const std::string& reference, const Result<layout::OpenedImage>& opened, const Policy& policy,
+// `reference`: the text the user gave; `opened`: the result of opening it. Layers are
+// streamed from wherever the image is, only for the rules that read files.
+ImageFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
                        const SignatureVerifier& verify_signature);
-
-// Opens a local reference, including the pinned form oci:DIR@sha256:... (pinned.h).
-Result<layout::OpenedImage> OpenLocal(const std::string& reference);
 
 }  // namespace imgtool::policy

@@ -44,6 +44,7 @@ struct Exchange {
   bool sink_failed = false;
   bool too_big = false;
   int read_errno = 0;
+  std::string read_error;  // the body reader's own error
   uint64_t body_length = 0;
   bool status_reported = false;
 };
@@ -99,16 +100,14 @@ size_t OnRead(char* buf, size_t size, size_t n, void* user) {
   size_t want = static_cast<size_t>(std::min<uint64_t>(left, size * n));
   if (want == 0) return 0;
   size_t got;
-  if (r.body_fd >= 0) {
-    ssize_t k;
-    do {
-      k = ::pread(r.body_fd, buf, want, static_cast<off_t>(r.body_offset + x->sent));
-    } while (k < 0 && errno == EINTR);
-    if (k <= 0) {
-      x->read_errno = k < 0 ? errno : EIO;
+  if (r.body_reader) {
+    auto k = r.body_reader->ReadAt(r.body_offset + x->sent, buf, want);
+    if (!k.ok() || *k == 0) {
+      x->read_errno = EIO;
+      x->read_error = k.ok() ? "the body ended early" : k.error().message;
       return CURL_READFUNC_ABORT;
     }
-    got = static_cast<size_t>(k);
+    got = *k;
   } else {
     std::memcpy(buf, r.body.data() + x->sent, want);
     got = want;
@@ -186,7 +185,7 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   if (req.method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (req.has_body) {
-    x.body_length = req.body_fd < 0 ? req.body.size() : req.body_length;
+    x.body_length = req.body_reader ? req.body_length : req.body.size();
     curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
     curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
@@ -208,7 +207,8 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   if (rc != CURLE_OK) {
     if (x.sink_failed) return MakeError(ErrorKind::kInternal, "writing the download failed");
     if (x.read_errno) {
-      return MakeError(ErrorKind::kInternal, std::string("reading the upload body: ") + std::strerror(x.read_errno));
+      return MakeError(ErrorKind::kInternal, "reading the upload body: " +
+                                                 (x.read_error.empty() ? std::strerror(x.read_errno) : x.read_error));
     }
     if (x.too_big) {
       return MakeError(ErrorKind::kTransport, req.method + " " + req.url + ": response larger than " +

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/reader.h"
 #include "oci/result.h"
 
 namespace imgtool::remote {
@@ -28,10 +29,11 @@ struct HttpRequest {
   std::string method = "GET";
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
-  // Body: either in memory, or a byte range of an open file (re-readable, so a
-  // request can be replayed after a 401 or a reset without holding the blob).
+  // Body: either in memory, or a byte range of a reader that reads at offsets (a file:
+  // re-readable, so a request can be replayed after a 401 or a reset without holding
+  // the blob in memory).
   std::string body;
-  int body_fd = -1;
+  oci::Reader* body_reader = nullptr;
   uint64_t body_offset = 0;
   uint64_t body_length = 0;
   bool has_body = false;

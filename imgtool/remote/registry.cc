@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "remote/registry_error.h"
 

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "fs/atomic_file.h"
 #include "oci/digest.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
@@ -65,12 +64,6 @@ class Registry {
   Result<std::vector<std::string>> ListTags(const std::string& repo);
   // Cross-repository mount: true when the registry linked the blob (201).
   Result<bool> MountBlob(const std::string& repo, const std::string& from_repo, const oci::Digest& d);
-  // Streams the blob into `out` (opened by the caller), hashing as it arrives; a
-  // digest or size mismatch is kIntegrity and `out` is left uncommitted. A reset
-  // mid-way resumes with a Range request.
-  Status FetchBlob(const std::string& repo, const oci::Descriptor& desc, fs::AtomicFile& out,
-                   const std::function<void(uint64_t done)>& progress);
-
   // Pool of curl handles, one per concurrent call.
   std::unique_ptr<HttpClient> Acquire();
   void Release(std::unique_ptr<HttpClient> c);

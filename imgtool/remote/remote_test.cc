@@ -284,13 +284,28 @@ TEST(Upload, ResumesSavedSessionFromRegistryOffset) {
   std::string state = UploadStatePath(up.state_dir, server.host(), "a/b", desc.digest);
   ASSERT_TRUE(
       SaveUploadSession(state, UploadSession{(*reg)->base_url() + "/v2/a/b/blobs/uploads/u1?_state=s1", 8}).ok());
-  auto out = UploadBlob(**reg, "a/b", desc, path, up, nullptr);
+  oci::StringReader body(blob);
+  auto out = UploadBlob(**reg, "a/b", desc, body, up, nullptr);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_TRUE(out->resumed);
   EXPECT_EQ(out->resumed_from, 10u);
   EXPECT_EQ(out->bytes_sent, 30u);
   EXPECT_EQ(received, blob.substr(10));
   EXPECT_FALSE(fs::Exists(state));  // a finished upload forgets its session
+
+  // A source whose bytes are not the descriptor's is refused before the final PUT
+  // commits anything: here the first 10 bytes (already at the registry) differ.
+  std::string lying = blob;
+  lying[3] ^= 1;
+  ASSERT_TRUE(
+      SaveUploadSession(state, UploadSession{(*reg)->base_url() + "/v2/a/b/blobs/uploads/u1?_state=s1", 8}).ok());
+  lines.clear();
+  oci::StringReader lie(lying);
+  auto refused = UploadBlob(**reg, "a/b", desc, lie, up, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kIntegrity);
+  EXPECT_NE(refused.error().message.find("not committed"), std::string::npos) << refused.error().message;
+  for (const auto& l : lines) EXPECT_EQ(l.rfind("PUT ", 0), std::string::npos) << l;
 }
 
 }  // namespace

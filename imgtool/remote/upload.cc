@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
@@ -14,11 +15,55 @@ namespace imgtool::remote {
 
 namespace {
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
+// Hashes the body's bytes in order as the upload reads them (ranges sent again after a
+// reset are hashed once), so the final PUT can wait until they are known to match.
+class HashingBody : public oci::Reader {
+ public:
+  explicit HashingBody(oci::Reader& inner) : inner_(inner) {}
+  Result<size_t> Read(void*, size_t) override { return MakeError(ErrorKind::kInternal, "sequential read"); }
+  bool CanReadAt() const override { return true; }
+  Result<size_t> ReadAt(uint64_t offset, void* buf, size_t n) override {
+    auto got = inner_.ReadAt(offset, buf, n);
+    if (!got.ok()) return got;
+    if (offset <= hashed_ && offset + *got > hashed_) {
+      uint64_t skip = hashed_ - offset;
+      hash_.Update(static_cast<const char*>(buf) + skip, *got - skip);
+      hashed_ = offset + *got;
+    }
+    return got;
   }
+  // Hashes [hashed, upto) from the source without sending it (the registry has it).
+  Status CatchUp(uint64_t upto) {
+    std::vector<char> buf(1 << 20);
+    while (hashed_ < upto) {
+      auto got = ReadAt(hashed_, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), upto - hashed_)));
+      if (!got.ok()) return got.error();
+      if (*got == 0) break;
+    }
+    return Status::Ok();
+  }
+  // Ok when exactly [0, size) was hashed, nothing lies beyond it, and it hashes to `d`.
+  Status Check(const oci::Descriptor& d, const std::string& what) {
+    IMGTOOL_TRY(CatchUp(static_cast<uint64_t>(d.size)));
+    char extra;
+    auto beyond = inner_.ReadAt(static_cast<uint64_t>(d.size), &extra, 1);
+    if (!beyond.ok()) return beyond.error();
+    if (hashed_ != static_cast<uint64_t>(d.size) || *beyond != 0) {
+      return MakeError(ErrorKind::kIntegrity, what + ": the source holds " + (*beyond ? "more" : "fewer") +
+                                                  " than the " + std::to_string(d.size) +
+                                                  " bytes its descriptor names; not committed");
+    }
+    oci::Digest got = hash_.Finish();
+    if (got != d.digest) {
+      return MakeError(ErrorKind::kIntegrity, what + ": content hashes to " + got.str() + "; not committed");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  oci::Reader& inner_;
+  oci::Sha256 hash_;
+  uint64_t hashed_ = 0;
 };
 
 std::string Absolute(const Registry& reg, const std::string& location) {
@@ -109,47 +154,91 @@ Status SaveUploadSession(const std::string& path, const UploadSession& s) {
   return f.Commit();
 }
 
+namespace {
+
+// Blobs up to monolithic_max: checked first (cheap at that size), then POST + one PUT.
+Result<UploadOutcome> UploadWhole(Registry& reg, const std::string& repo, const oci::Descriptor& desc,
+                                  HashingBody& body, const std::string& what,
+                                  const std::function<void(uint64_t done)>& progress) {
+  IMGTOOL_TRY(body.Check(desc, what));
+  auto loc = StartSession(reg, repo, what);
+  if (!loc.ok()) return loc.error();
+  HttpRequest req;
+  req.body_reader = &body;
+  req.body_length = static_cast<uint64_t>(desc.size);
+  req.on_sent = [&](uint64_t n) {
+    if (progress) progress(n);
+  };
+  IMGTOOL_TRY(Finish(reg, repo, *loc, desc.digest, what, req));
+  UploadOutcome out;
+  out.bytes_sent = static_cast<uint64_t>(desc.size);
+  return out;
+}
+
+// A saved session of an earlier run, when the registry still knows it.
+Result<std::optional<UploadSession>> Resumable(Registry& reg, const std::string& repo, const std::string& state_path,
+                                               uint64_t size, const std::string& what, UploadOutcome& out) {
+  if (state_path.empty()) return std::optional<UploadSession>();
+  auto saved = LoadUploadSession(state_path);
+  if (!saved.ok() || !*saved) return saved;
+  auto now = QuerySession(reg, repo, **saved, what);
+  if (!now.ok()) return now.error();
+  if (*now && (*now)->offset <= size) {
+    out.resumed = true;
+    out.resumed_from = (*now)->offset;
+    return *now;
+  }
+  out.restarted = true;
+  return std::optional<UploadSession>();
+}
+
+// PATCHes from session.offset to the end; an error leaves session at the last good chunk.
+Status SendChunks(Registry& reg, const std::string& repo, const oci::Descriptor& desc, HashingBody& body,
+                  const UploadOptions& opts, const std::string& state_path, UploadSession& session,
+                  UploadOutcome& out, const std::string& what, const std::function<void(uint64_t done)>& progress) {
+  const uint64_t size = static_cast<uint64_t>(desc.size);
+  IMGTOOL_TRY(body.CatchUp(session.offset));
+  while (session.offset < size) {
+    uint64_t len = std::min<uint64_t>(opts.chunk_size, size - session.offset);
+    uint64_t base = session.offset;
+    HttpRequest req;
+    req.method = "PATCH";
+    req.url = session.location;
+    req.headers.push_back("Content-Type: application/octet-stream");
+    req.headers.push_back("Content-Range: " + std::to_string(base) + "-" + std::to_string(base + len - 1));
+    req.has_body = true;
+    req.body_reader = &body;
+    req.body_offset = base;
+    req.body_length = len;
+    req.on_sent = [&](uint64_t n) {
+      if (progress) progress(base + n);
+    };
+    auto resp = reg.Do(req, {RepoScope(repo, true)}, what);
+    if (!resp.ok()) return resp.error();
+    if (resp->status != 202) return ErrorFromResponse(*resp, what);
+    out.bytes_sent += len;
+    if (!resp->Header("location").empty()) session.location = Absolute(reg, resp->Header("location"));
+    session.offset = base + len;
+    if (!state_path.empty()) IMGTOOL_TRY(SaveUploadSession(state_path, session));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const oci::Descriptor& desc,
-                                 const std::string& path, const UploadOptions& opts,
+                                 oci::Reader& source, const UploadOptions& opts,
                                  const std::function<void(uint64_t done)>& progress) {
   const std::string what = "pushing blob " + desc.digest.str();
   const uint64_t size = static_cast<uint64_t>(desc.size);
+  HashingBody body(source);
+  if (size <= opts.monolithic_max) return UploadWhole(reg, repo, desc, body, what, progress);
+
   UploadOutcome out;
-  Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) return MakeError(ErrorKind::kNotFound, what + ": cannot open " + path);
-
-  if (size <= opts.monolithic_max) {
-    auto loc = StartSession(reg, repo, what);
-    if (!loc.ok()) return loc.error();
-    HttpRequest body;
-    body.body_fd = file.fd;
-    body.body_length = size;
-    body.on_sent = [&](uint64_t n) {
-      if (progress) progress(n);
-    };
-    IMGTOOL_TRY(Finish(reg, repo, *loc, desc.digest, what, body));
-    out.bytes_sent = size;
-    return out;
-  }
-
   std::string state_path = opts.state_dir.empty() ? "" : UploadStatePath(opts.state_dir, reg.host(), repo, desc.digest);
-  std::optional<UploadSession> session;
-  if (!state_path.empty()) {
-    auto saved = LoadUploadSession(state_path);
-    if (!saved.ok()) return saved.error();
-    if (*saved) {
-      auto now = QuerySession(reg, repo, **saved, what);
-      if (!now.ok()) return now.error();
-      if (*now && (*now)->offset <= size) {
-        session = **now;
-        out.resumed = true;
-        out.resumed_from = session->offset;
-      } else {
-        out.restarted = true;
-      }
-    }
-  }
+  auto resumable = Resumable(reg, repo, state_path, size, what, out);
+  if (!resumable.ok()) return resumable.error();
+  std::optional<UploadSession> session = *resumable;
   for (int restarts = 0;; ++restarts) {
     if (!session) {
       auto loc = StartSession(reg, repo, what);
@@ -157,41 +246,18 @@ Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const o
       session = UploadSession{*loc, 0};
       if (!state_path.empty()) IMGTOOL_TRY(SaveUploadSession(state_path, *session));
     }
-    Status failed;
-    while (session->offset < size) {
-      uint64_t len = std::min<uint64_t>(opts.chunk_size, size - session->offset);
-      uint64_t base = session->offset;
-      HttpRequest req;
-      req.method = "PATCH";
-      req.url = session->location;
-      req.headers.push_back("Content-Type: application/octet-stream");
-      req.headers.push_back("Content-Range: " + std::to_string(base) + "-" + std::to_string(base + len - 1));
-      req.has_body = true;
-      req.body_fd = file.fd;
-      req.body_offset = base;
-      req.body_length = len;
-      req.on_sent = [&](uint64_t n) {
-        if (progress) progress(base + n);
-      };
-      auto resp = reg.Do(req, {RepoScope(repo, true)}, what);
-      if (!resp.ok() || resp->status != 202) {
-        failed = resp.ok() ? ErrorFromResponse(*resp, what) : resp.error();
-        break;
-      }
-      out.bytes_sent += len;
-      session->location =
-          resp->Header("location").empty() ? session->location : Absolute(reg, resp->Header("location"));
-      session->offset = base + len;
-      if (!state_path.empty()) IMGTOOL_TRY(SaveUploadSession(state_path, *session));
-    }
+    Status failed = SendChunks(reg, repo, desc, body, opts, state_path, *session, out, what, progress);
     if (failed.ok()) {
+      IMGTOOL_TRY(body.Check(desc, what));
       IMGTOOL_TRY(Finish(reg, repo, session->location, desc.digest, what, HttpRequest()));
       if (!state_path.empty()) ::unlink(state_path.c_str());
       return out;
     }
     // A chunk that broke half-way leaves the registry at an offset its session token
     // no longer matches; ask where it stands, else start the blob over.
-    if (failed.error().kind == ErrorKind::kDenied || restarts >= 2) return failed.error();
+    if (failed.error().kind == ErrorKind::kDenied || failed.error().kind == ErrorKind::kIntegrity || restarts >= 2) {
+      return failed.error();
+    }
     auto now = QuerySession(reg, repo, *session, what);
     if (now.ok() && *now && (*now)->offset <= size) {
       session = **now;

@@ -2,8 +2,12 @@
 // with Content-Range for large ones. After every chunk the session (upload URL and
 // offset) is saved in a small state file keyed by (registry, repository, digest), so a
 // rerun after a kill or a reset asks the registry where the upload stands (GET on the
-// session) and continues from there. The registry checks the digest at the final PUT,
-// so nothing is re-hashed here.
+// session) and continues from there.
+//
+// The bytes are hashed as they are sent (a resumed upload first hashes what the
+// registry already has, from the source), and the final PUT that commits the blob is
+// sent only when they match the descriptor's size and sha256: a source that lies is
+// refused here, not left to the registry.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +15,7 @@
 #include <string>
 
 #include "oci/manifest.h"
+#include "oci/reader.h"
 #include "oci/result.h"
 #include "remote/registry.h"
 
@@ -32,8 +37,9 @@ struct UploadOutcome {
 // `$IMGTOOL_CACHE/uploads`, else `~/.cache/imgtool/uploads`.
 std::string DefaultUploadStateDir();
 
+// `body` must read at offsets (CanReadAt: a file, memory) so a range can be sent again.
 Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const oci::Descriptor& desc,
-                                 const std::string& path, const UploadOptions& opts,
+                                 oci::Reader& body, const UploadOptions& opts,
                                  const std::function<void(uint64_t done)>& progress);
 
 // The saved session of an interrupted upload.

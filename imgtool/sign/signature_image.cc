@@ -1,10 +1,8 @@
 #include "sign/signature_image.h"
 
-#include "fs/atomic_file.h"
-#include "layout/layout_reader.h"
-#include "layout/layout_writer.h"
 #include "oci/canonical_json.h"
 #include "oci/media_types.h"
+#include "oci/memory_store.h"
 
 namespace imgtool::sign {
 
@@ -19,41 +17,35 @@ std::string ArtifactTag(const oci::Digest& image, std::string_view suffix) {
   return "sha256-" + image.hex() + std::string(suffix);
 }
 
-Result<std::vector<SignatureLayer>> ReadSignatureImage(const std::string& dir, const std::string& tag) {
+Result<std::vector<SignatureLayer>> SignatureLayers(const oci::Image& signature_image) {
   std::vector<SignatureLayer> out;
-  auto index = layout::ReadIndex(dir);
-  if (!index.ok()) return index.error();
-  auto desc = layout::ResolveManifest(dir, tag);
-  if (!desc.ok()) {
-    if (desc.error().kind == ErrorKind::kNotFound) return out;
-    return desc.error();
-  }
-  auto raw = layout::ReadVerifiedBlob(dir, *desc);
-  if (!raw.ok()) return raw.error().Context(tag);
-  auto m = oci::ParseManifest(*raw, "signature manifest " + desc->digest.Short());
-  if (!m.ok()) return m.error();
-  for (const auto& l : m->layers) {
-    auto bytes = fs::ReadSmallFile(layout::BlobPathIn(dir, l.digest), kMaxPayload);
-    if (!bytes.ok()) return bytes.error().Context(tag + ": layer " + l.digest.str());
-    out.push_back({l, *bytes});
+  for (const auto& l : signature_image.layers()) {
+    const std::string what = "signature layer " + l->digest().str();
+    if (static_cast<uint64_t>(l->size()) > kMaxPayload) {
+      return MakeError(ErrorKind::kInvalidInput, what + ": " + std::to_string(l->size()) + " bytes; too large");
+    }
+    auto raw = signature_image.store()->OpenBlob(l->descriptor());
+    if (!raw.ok()) return raw.error().Context(what);
+    oci::LimitReader limited(std::move(*raw), kMaxPayload, what);
+    auto bytes = oci::ReadAll(limited, kMaxPayload, what);
+    if (!bytes.ok()) return bytes.error();
+    out.push_back({l->descriptor(), *bytes});
   }
   return out;
 }
 
-Result<oci::Digest> WriteSignatureImage(const std::string& dir, const std::string& tag,
-                                        const std::vector<SignatureLayer>& layers) {
-  auto w = layout::LayoutWriter::Open(dir);
-  if (!w.ok()) return w.error();
-  oci::Json diff_ids = oci::Json::array(), history = oci::Json::array(), descs = oci::Json::array();
+Result<oci::Node> SignatureImage(const std::vector<SignatureLayer>& layers) {
+  auto store = std::make_shared<oci::MemoryStore>("signature image");
+  oci::Json diff_ids = oci::Json::array(), history = oci::Json::array();
+  oci::Manifest m;
   for (const auto& l : layers) {
-    auto d = w->WriteBlob(l.payload, l.descriptor.media_type);
-    if (!d.ok()) return d.error();
-    if (d->digest != l.descriptor.digest) {
+    oci::Descriptor d = store->Add(l.payload, l.descriptor.media_type);
+    if (d.digest != l.descriptor.digest) {
       return MakeError(ErrorKind::kInternal, "signature layer " + l.descriptor.digest.str() + ": payload differs");
     }
-    diff_ids.push_back(d->digest.str());
+    diff_ids.push_back(d.digest.str());
     history.push_back({{"created", kZeroTime}});
-    descs.push_back(oci::DescriptorToJson(l.descriptor));
+    m.layers.push_back(l.descriptor);
   }
   oci::Json config = {{"architecture", ""},
                       {"config", oci::Json::object()},
@@ -63,18 +55,8 @@ Result<oci::Digest> WriteSignatureImage(const std::string& dir, const std::strin
                       {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}};
   auto config_bytes = oci::CanonicalJson(config);
   if (!config_bytes.ok()) return config_bytes.error();
-  auto cfg = w->WriteBlob(*config_bytes, oci::kMediaTypeConfig);
-  if (!cfg.ok()) return cfg.error();
-  oci::Json manifest = {{"schemaVersion", 2},
-                        {"mediaType", oci::kMediaTypeManifest},
-                        {"config", oci::DescriptorToJson(*cfg)},
-                        {"layers", descs}};
-  auto bytes = oci::CanonicalJson(manifest);
-  if (!bytes.ok()) return bytes.error();
-  auto desc = w->WriteBlob(*bytes, oci::kMediaTypeManifest);
-  if (!desc.ok()) return desc.error();
-  IMGTOOL_TRY(w->SetTag(*desc, tag));
-  return desc->digest;
+  m.config = store->Add(*config_bytes, oci::kMediaTypeConfig);
+  return oci::AddManifest(store, m);
 }
 
 }  // namespace imgtool::sign

@@ -1,8 +1,8 @@
-// Signature images in an OCI layout, stored as cosign stores them: an image manifest
-// at tag sha256-<hex>.sig (.att for attestations) whose layers are the payloads, each
-// with its signature in an annotation; the config is an image config naming the layers
-// as diff_ids (go-containerregistry's empty image plus layers). Registries get the
-// same bytes: store.h copies this layout's manifest there.
+// Signature images, stored as cosign stores them: an image manifest at tag
+// sha256-<hex>.sig (.att for attestations) whose layers are the payloads, each with its
+// signature in an annotation; the config is an image config naming the layers as
+// diff_ids (go-containerregistry's empty image plus layers). Built in memory and read
+// from any repository, so layouts, archives and registries get the same bytes.
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oci/digest.h"
+#include "oci/image.h"
 #include "oci/result.h"
 #include "sign/verify.h"
 
@@ -21,12 +22,11 @@ inline constexpr std::string_view kAttestationSuffix = ".att";
 // "sha256-<hex>.sig" for the image `image`.
 std::string ArtifactTag(const oci::Digest& image, std::string_view suffix);
 
-// The layers of the signature image at `tag`; none when the tag does not exist. Blobs
-// are read as they are (a size cap, no digest check: verify.h reports a mismatch).
-Result<std::vector<SignatureLayer>> ReadSignatureImage(const std::string& dir, const std::string& tag);
+// The layers of a signature image. Payloads are read as they are (a size cap, no digest
+// check here: verify.h reports a payload that does not match its descriptor, per layer).
+Result<std::vector<SignatureLayer>> SignatureLayers(const oci::Image& signature_image);
 
-// Writes an image holding exactly `layers` and points `tag` at it.
-Result<oci::Digest> WriteSignatureImage(const std::string& dir, const std::string& tag,
-                                        const std::vector<SignatureLayer>& layers);
+// An image holding exactly `layers`, in memory, ready to be written anywhere.
+Result<oci::Node> SignatureImage(const std::vector<SignatureLayer>& layers);
 
 }  // namespace imgtool::sign

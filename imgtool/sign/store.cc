@@ -1,73 +1,44 @@
 #include "sign/store.h"
 
-#include "layout/layout_reader.h"
-#include "layout/oci_archive.h"
-#include "remote/transfer.h"
 #include "sign/signature_image.h"
+#include "transport/write.h"
 
 namespace imgtool::sign {
 
-namespace {
-
-std::string FolderName(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  return fs::BaseName(path);
-}
-
-ref::Reference Tagged(const ref::Reference& ref, const std::string& tag) {
-  ref::Reference r = ref;
-  r.tag = tag;
-  r.digest.clear();
-  return r;
-}
-
-}  // namespace
-
-Result<SignatureStore> SignatureStore::Open(const ref::Reference& ref, const remote::RegistryOptions& opts) {
+Result<SignatureStore> SignatureStore::Open(const ref::Reference& ref, const transport::SinkOptions& opts) {
+  auto opened = transport::Open(ref, opts.registry);
+  if (!opened.ok()) return opened.error();
   SignatureStore s;
   s.ref_ = ref;
   s.opts_ = opts;
-  if (ref.transport == ref::Transport::kDocker) {
-    auto opened = remote::OpenRemoteImage(ref, opts);
-    if (!opened.ok()) return opened.error();
-    s.image_ = opened->image->digest();
-    s.identity_ = ref.host + "/" + ref.repository;
-    s.layout_dir_ = opened->layout_dir;
-    s.temp_ = opened->extracted;
-    return s;
-  }
-  auto opened = layout::OpenImage(ref);
-  if (!opened.ok()) return opened.error();
-  s.image_ = opened->image->digest();
-  s.identity_ = FolderName(ref.path);
-  s.layout_dir_ = opened->layout_dir;
-  s.temp_ = opened->extracted;
+  s.repo_ = opened->repository;
+  s.node_ = opened->node;
+  s.image_ = opened->node.descriptor.digest;
+  return s;
+}
+
+Result<SignatureStore> SignatureStore::For(const oci::Digest& digest) const {
+  auto node = repo_->Open(digest.str());
+  if (!node.ok()) return node.error();
+  SignatureStore s = *this;
+  s.node_ = *node;
+  s.image_ = digest;
   return s;
 }
 
 Result<std::vector<SignatureLayer>> SignatureStore::Read(std::string_view suffix) const {
   std::string tag = ArtifactTag(image_, suffix);
-  if (ref_.transport != ref::Transport::kDocker) return ReadSignatureImage(layout_dir_, tag);
-  auto t = fs::TempDir::Create("imgtool-sig-");
-  if (!t.ok()) return t.error();
-  ref::Reference local;
-  local.path = t->path() + "/sig";
-  local.tag = tag;
-  remote::TransferOptions topts;
-  topts.source = opts_;
-  auto copied = remote::Copy(Tagged(ref_, tag), local, topts);
-  if (!copied.ok()) {
-    if (copied.error().kind == ErrorKind::kNotFound) return std::vector<SignatureLayer>();
-    return copied.error().Context("reading " + tag);
+  auto node = repo_->Open(tag);
+  if (!node.ok()) {
+    if (node.error().kind == ErrorKind::kNotFound) return std::vector<SignatureLayer>();
+    return node.error().Context("reading " + tag);
   }
-  return ReadSignatureImage(local.path, tag);
+  if (!node->image) return MakeError(ErrorKind::kInvalidInput, repo_->name() + ": " + tag + " is an index, not a signature image");
+  return SignatureLayers(*node->image);
 }
 
 Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLayer& layer,
                                     const std::function<bool(const SignatureLayer&)>& already_there) const {
-  if (ref_.transport == ref::Transport::kOciArchive) {
-    return MakeError(ErrorKind::kInvalidInput, ref_.str() + ": an oci-archive is read-only here; sign an oci: layout");
-  }
   auto existing = Read(suffix);
   if (!existing.ok()) return existing.error();
   for (const auto& l : *existing) {
@@ -76,23 +47,14 @@ Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLaye
   std::vector<SignatureLayer> layers = *existing;
   layers.push_back(layer);
   std::string tag = ArtifactTag(image_, suffix);
-  if (ref_.transport == ref::Transport::kOciLayout) {
-    auto d = WriteSignatureImage(ref_.path, tag, layers);
-    if (!d.ok()) return d.error().Context("writing " + tag);
-    return true;
-  }
-  // Registry: build the new signature image in a temporary layout, then push it.
-  auto t = fs::TempDir::Create("imgtool-sig-");
-  if (!t.ok()) return t.error();
-  ref::Reference local;
-  local.path = t->path() + "/sig";
-  local.tag = tag;
-  auto d = WriteSignatureImage(local.path, tag, layers);
-  if (!d.ok()) return d.error().Context("writing " + tag);
-  remote::TransferOptions topts;
-  topts.destination = opts_;
-  auto pushed = remote::Copy(local, Tagged(ref_, tag), topts);
-  if (!pushed.ok()) return pushed.error().Context("pushing " + tag);
+  auto image = SignatureImage(layers);
+  if (!image.ok()) return image.error().Context("writing " + tag);
+  auto sink = transport::OpenSink(ref_, opts_);
+  if (!sink.ok()) return sink.error();
+  transport::WriteReport report;
+  Status st = transport::Write(*image, **sink, tag, {}, report);
+  if (st.ok()) st = (*sink)->Commit();
+  if (!st.ok()) return st.error().Context("writing " + tag);
   return true;
 }
 

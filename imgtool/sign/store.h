@@ -1,8 +1,7 @@
-// Where signature images live for an image reference: beside the image in its OCI
-// layout (oci:DIR:TAG, offline; oci-archive: read-only) or in its registry repository
-// (docker://HOST/REPO:TAG). Registry reads and writes go through remote::Copy into and
-// out of a temporary layout, so every blob is hashed on the way and manifests travel
-// as exact bytes; signature_image.h is the one writer of signature manifests.
+// Where signature images live for an image reference: in the repository the image is
+// in (a layout, offline; an oci-archive; a registry repository), at the tag
+// sha256-<hex>.sig (.att for attestations). Read through transport::Open and written
+// through transport::OpenSink, so no transport is special here.
 #pragma once
 
 #include <functional>
@@ -11,26 +10,28 @@
 #include <string_view>
 #include <vector>
 
-#include "fs/atomic_file.h"
-#include "ref/reference.h"
 #include "oci/digest.h"
+#include "oci/repository.h"
 #include "oci/result.h"
-#include "remote/registry.h"
+#include "ref/reference.h"
 #include "sign/verify.h"
+#include "transport/open.h"
 
 namespace imgtool::sign {
 
 class SignatureStore {
  public:
-  // Resolves the image the reference names (a tag becomes a digest once, here).
-  static Result<SignatureStore> Open(const ref::Reference& ref, const remote::RegistryOptions& opts);
+  // Resolves what the reference names (a tag becomes a digest once, here): an image, an
+  // artifact or an index (cosign signs an index by its own digest).
+  static Result<SignatureStore> Open(const ref::Reference& ref, const transport::SinkOptions& opts);
+  // Another image in the same repository (a child of an index, for --recursive).
+  Result<SignatureStore> For(const oci::Digest& digest) const;
 
   const oci::Digest& image() const { return image_; }
+  const oci::Node& node() const { return node_; }
   // What payloads name as docker-reference: HOST/REPO for docker://, as cosign writes;
   // for layouts the folder's name (there is no repository; `--identity` overrides).
-  const std::string& identity() const { return identity_; }
-  // The folder holding the image's blobs (a temporary pull for docker://).
-  const std::string& layout_dir() const { return layout_dir_; }
+  std::string identity() const { return repo_->identity(); }
 
   // Layers at sha256-<hex><suffix>; empty when there is none.
   Result<std::vector<SignatureLayer>> Read(std::string_view suffix) const;
@@ -41,11 +42,10 @@ class SignatureStore {
 
  private:
   ref::Reference ref_;
-  remote::RegistryOptions opts_;
+  transport::SinkOptions opts_;
+  std::shared_ptr<const oci::Repository> repo_;
+  oci::Node node_;
   oci::Digest image_;
-  std::string identity_;
-  std::string layout_dir_;
-  std::shared_ptr<fs::TempDir> temp_;  // keeps an extracted archive or pulled manifest
 };
 
 }  // namespace imgtool::sign

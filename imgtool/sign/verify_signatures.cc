@@ -41,7 +41,7 @@ Result<SignatureVerdict> Run(const ref::Reference& ref, const std::vector<std::s
                                                           const std::vector<TrustedKey>&)>& decide) {
   auto keys = LoadTrustedKeys(key_paths);
   if (!keys.ok()) return keys.error();
-  auto store = SignatureStore::Open(ref, opts);
+  auto store = SignatureStore::Open(ref, transport::SinkOptions{opts, {}});
   if (!store.ok()) return store.error();
   auto layers = store->Read(suffix);
   if (!layers.ok()) return layers.error();

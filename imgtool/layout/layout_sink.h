@@ -1,0 +1,43 @@
+// The layout as a destination (oci.Sink): blobs streamed from any source into
+// blobs/sha256 (checked while they stream, renamed into place only when they match),
+// manifests as blobs, and the top manifest's tag in index.json, written last. A blob
+// that comes from another layout is hashed from its file and then hard-linked, not
+// copied. An oci-archive destination is this sink over a temporary folder, tarred on
+// Commit (oci_archive.h).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "layout/layout_writer.h"
+#include "oci/sink.h"
+
+namespace imgtool::layout {
+
+class LayoutSink : public oci::Sink {
+ public:
+  // Opens (or creates) the layout `dir`; `name` starts messages.
+  static Result<std::unique_ptr<LayoutSink>> Open(const std::string& dir, const std::string& name);
+
+  std::string name() const override { return name_; }
+  Result<oci::PutOutcome> PutBlob(const oci::Blob& blob, const std::function<void(uint64_t)>& progress) override;
+  Status PutManifest(const oci::Descriptor& d, const std::string& bytes, const std::optional<std::string>& tag) override;
+  Status Commit() override { return Status::Ok(); }
+  void Discard() override;
+  const LayoutWriter& writer() const { return writer_; }
+
+ protected:
+  LayoutSink(LayoutWriter writer, std::string name, bool created)
+      : writer_(std::move(writer)), name_(std::move(name)), created_(created) {}
+
+ private:
+  Result<oci::PutOutcome> LinkFromLayout(const std::string& src_dir, const oci::Blob& blob);
+  Result<oci::PutOutcome> Stream(const oci::Blob& blob, const std::function<void(uint64_t)>& progress);
+
+  LayoutWriter writer_;
+  std::string name_;
+  bool created_ = false;  // the folder did not exist: Discard removes it
+};
+
+}  // namespace imgtool::layout

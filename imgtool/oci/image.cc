@@ -1,0 +1,160 @@
+#include "oci/image.h"
+
+#include "oci/image_config.h"
+#include "oci/media_types.h"
+
+namespace imgtool::oci {
+
+namespace {
+
+Error Unsupported(const std::string& where, const std::string& media_type) {
+  return MakeError(ErrorKind::kInvalidInput, where + ": unsupported manifest media type \"" + media_type +
+                                                 "\" (want an OCI or Docker schema 2 image manifest or index)");
+}
+
+// Nothing read past a descriptor's size, and never more than a manifest may be.
+Status CheckManifestSize(const Descriptor& d, const std::string& where) {
+  if (d.size < 0 || static_cast<uint64_t>(d.size) > kMaxManifestBytes) {
+    return MakeError(ErrorKind::kInvalidInput, where + ": manifest of " + std::to_string(d.size) +
+                                                   " bytes; more than the " + std::to_string(kMaxManifestBytes) +
+                                                   " a manifest may be");
+  }
+  return Status::Ok();
+}
+
+Status CheckBytes(const std::string& raw, const Descriptor& d, const std::string& where) {
+  if (static_cast<int64_t>(raw.size()) != d.size) {
+    return MakeError(ErrorKind::kIntegrity,
+                     where + ": " + std::to_string(raw.size()) + " bytes, descriptor says " + std::to_string(d.size));
+  }
+  Digest actual = Digest::Of(raw);
+  if (actual != d.digest) return MakeError(ErrorKind::kIntegrity, where + ": content hashes to " + actual.str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> BlobStore::ReadManifest(const Descriptor& d) const { return ReadBlob(*this, d, kMaxManifestBytes); }
+
+Result<std::string> ReadBlob(const BlobStore& store, const Descriptor& d, uint64_t max_bytes) {
+  const std::string what = "blob " + d.digest.str();
+  if (d.size < 0 || static_cast<uint64_t>(d.size) > max_bytes) {
+    return MakeError(ErrorKind::kInvalidInput, store.name() + ": " + what + ": " + std::to_string(d.size) +
+                                                   " bytes is more than a " + d.media_type + " may be");
+  }
+  auto raw = store.OpenBlob(d);
+  if (!raw.ok()) return raw.error();
+  CheckedReader checked(std::move(*raw), d.digest, d.size, store.name() + ": " + what);
+  return ReadAll(checked, max_bytes, what);
+}
+
+Blob::Blob(std::shared_ptr<const BlobStore> store, Descriptor desc, Digest diff_id)
+    : store_(std::move(store)), desc_(std::move(desc)), diff_id_(std::move(diff_id)) {}
+
+Result<std::unique_ptr<Reader>> Blob::Open() const {
+  auto raw = store_->OpenBlob(desc_);
+  if (!raw.ok()) return raw.error();
+  return std::unique_ptr<Reader>(
+      std::make_unique<CheckedReader>(std::move(*raw), desc_.digest, desc_.size, "blob " + desc_.digest.str()));
+}
+
+std::string SniffManifestMediaType(const std::string& bytes) {
+  Json j = Json::parse(bytes, nullptr, false);
+  if (j.is_object() && j.contains("mediaType") && j["mediaType"].is_string()) return j["mediaType"].get<std::string>();
+  if (j.is_object() && j.contains("manifests")) return std::string(kMediaTypeIndex);
+  return std::string(kMediaTypeManifest);
+}
+
+// Builds the views; a friend of Image and ImageIndex, so they stay read-only to everyone else.
+struct NodeBuilder {
+  static Result<Node> ImageNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
+                                const std::string& where) {
+    auto img = std::make_shared<Image>();
+    img->store_ = store;
+    img->desc_ = d;
+    img->raw_manifest_ = std::move(raw);
+    auto manifest = ParseManifest(img->raw_manifest_, where);
+    if (!manifest.ok()) return manifest.error();
+    img->manifest_ = std::move(*manifest);
+    const Manifest& m = img->manifest_;
+    img->config_blob_ = std::make_shared<Blob>(store, m.config);
+    bool image_config = IsConfigMediaType(m.config.media_type);
+    img->artifact_type_ = !m.artifact_type.empty() ? m.artifact_type : image_config ? "" : m.config.media_type;
+    auto raw_config = ReadBlob(*store, m.config, kMaxConfigBytes);
+    if (!raw_config.ok()) return raw_config.error().Context(where + ": config");
+    img->raw_config_ = std::move(*raw_config);
+    std::vector<Digest> diff_ids;
+    if (image_config) {
+      auto config = ParseImageConfig(img->raw_config_, where + ": config " + m.config.digest.Short());
+      if (!config.ok()) return config.error();
+      img->config_ = std::move(*config);
+      auto ids = ConfigDiffIds(img->config_);
+      if (!ids.ok()) return ids.error().Context(where + ": config " + m.config.digest.Short());
+      diff_ids = std::move(*ids);
+      if (diff_ids.size() != m.layers.size()) {
+        return MakeError(ErrorKind::kIntegrity, where + ": manifest has " + std::to_string(m.layers.size()) +
+                                                    " layers, config " + std::to_string(diff_ids.size()) +
+                                                    " diff_ids");
+      }
+    }
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+      // diff_ids belong to tar layers; a signature payload's is its own digest, not checked.
+      bool tar = i < diff_ids.size() && IsLayerMediaType(m.layers[i].media_type);
+      img->layers_.push_back(std::make_shared<Layer>(store, m.layers[i], tar ? diff_ids[i] : Digest()));
+    }
+    return Node{d, img, nullptr};
+  }
+
+  static Result<Node> IndexNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
+                                const std::string& where) {
+    auto idx = std::make_shared<ImageIndex>();
+    idx->store_ = store;
+    idx->desc_ = d;
+    idx->raw_manifest_ = std::move(raw);
+    auto parsed = ParseIndex(idx->raw_manifest_, where);
+    if (!parsed.ok()) return parsed.error();
+    idx->index_ = std::move(*parsed);
+    return Node{d, nullptr, idx};
+  }
+};
+
+Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw) {
+  const std::string where = store->name() + ": manifest " + d.digest.Short();
+  IMGTOOL_TRY(CheckManifestSize(d, where));
+  if (!raw) {
+    auto read = store->ReadManifest(d);
+    if (!read.ok()) return read.error();
+    raw = std::move(*read);
+  }
+  IMGTOOL_TRY(CheckBytes(*raw, d, where));
+  Descriptor desc = d;
+  std::string says = SniffManifestMediaType(*raw);
+  if (desc.media_type.empty()) desc.media_type = says;
+  // A manifest that names its own type must agree with what pointed at it.
+  if (says != desc.media_type && Json::parse(*raw, nullptr, false).contains("mediaType")) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     where + ": its mediaType is " + says + ", but it was named as " + desc.media_type);
+  }
+  if (IsIndexMediaType(desc.media_type)) return NodeBuilder::IndexNode(store, desc, std::move(*raw), where);
+  if (IsManifestMediaType(desc.media_type)) return NodeBuilder::ImageNode(store, desc, std::move(*raw), where);
+  return Unsupported(where, desc.media_type);
+}
+
+Result<Node> ImageIndex::Child(const Descriptor& d) const {
+  auto node = OpenNode(store_, d);
+  if (!node.ok()) return node.error().Context("index " + desc_.digest.Short());
+  return node;
+}
+
+Result<Descriptor> ImageIndex::ChildFor(const Platform& p) const {
+  std::string have;
+  for (const auto& c : index_.manifests) {
+    if (!c.platform) continue;
+    if (PlatformMatches(p, *c.platform)) return c;
+    have += (have.empty() ? "" : ", ") + PlatformString(*c.platform);
+  }
+  return MakeError(ErrorKind::kNotFound, "index " + desc_.digest.Short() + ": no image for " + PlatformString(p) +
+                                             " (it has " + (have.empty() ? "no platforms" : have) + ")");
+}
+
+}  // namespace imgtool::oci

@@ -1,0 +1,35 @@
+// Where a reference points into: a registry repository, or a layout (an oci-archive is
+// one, extracted), seen the same way. It holds many manifests by tag and by digest, and
+// that is where cosign keeps what it knows about an image: sibling tags
+// sha256-<hex>.sig, .att and .sbom. Backends implement this beside their BlobStore.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oci/image.h"
+#include "oci/result.h"
+
+namespace imgtool::oci {
+
+class Repository {
+ public:
+  virtual ~Repository() = default;
+  // "oci:out/golden", "docker://HOST/REPO": the start of error messages.
+  virtual std::string name() const = 0;
+  // What a signature payload names as docker-reference: HOST/REPO, as cosign writes it;
+  // a layout's folder name (a layout has no repository).
+  virtual std::string identity() const = 0;
+  // The descriptor `tag_or_digest` names, without reading the manifest when the backend
+  // can avoid it (a registry answers HEAD); kNotFound when nothing has that name.
+  virtual Result<Descriptor> Resolve(const std::string& tag_or_digest) const = 0;
+  // What `tag_or_digest` names, opened (its manifest read and checked); kNotFound when
+  // nothing has that name.
+  virtual Result<Node> Open(const std::string& tag_or_digest) const = 0;
+  // The blobs of every manifest here.
+  virtual std::shared_ptr<const BlobStore> store() const = 0;
+  // Every tag, sorted.
+  virtual Result<std::vector<std::string>> Tags() const = 0;
+};
+
+}  // namespace imgtool::oci

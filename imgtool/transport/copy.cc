@@ -1,0 +1,55 @@
+#include "transport/copy.h"
+
+namespace imgtool::transport {
+
+std::vector<std::string> ArtifactTags(const oci::Digest& d) {
+  std::string base = "sha256-" + d.hex();
+  return {base + ".sig", base + ".att", base + ".sbom"};
+}
+
+Result<std::vector<std::string>> WriteArtifacts(const oci::Node& node, const oci::Repository& from, oci::Sink& sink,
+                                                const WriteOptions& opts, WriteReport& report) {
+  auto manifests = Manifests(node);
+  if (!manifests.ok()) return manifests.error();
+  std::vector<std::string> written;
+  for (const auto& m : *manifests) {
+    for (const auto& tag : ArtifactTags(m.descriptor.digest)) {
+      auto artifact = from.Open(tag);
+      if (!artifact.ok() && artifact.error().kind == ErrorKind::kNotFound) continue;
+      if (!artifact.ok()) return artifact.error().Context("reading " + tag);
+      WriteReport part;
+      IMGTOOL_TRY(Write(*artifact, sink, tag, opts, part));
+      report.blobs.insert(report.blobs.end(), part.blobs.begin(), part.blobs.end());
+      report.bytes_sent += part.bytes_sent;
+      written.push_back(tag);
+    }
+  }
+  return written;
+}
+
+Result<CopyReport> Copy(const ref::Reference& src, const ref::Reference& dst, const CopyOptions& opts) {
+  auto opened = Open(src, opts.source);
+  if (!opened.ok()) return opened.error();
+  const oci::Digest& top = opened->node.descriptor.digest;
+  if (!dst.digest.empty() && dst.digest != top.str()) {
+    return MakeError(ErrorKind::kInvalidInput, dst.str() + ": the source's digest is " + top.str());
+  }
+  auto sink = OpenSink(dst, opts.destination);
+  if (!sink.ok()) return sink.error().Context(dst.str());
+  CopyReport report;
+  Status st = Write(opened->node, **sink, TagAt(dst), opts.write, report);
+  if (st.ok() && opts.artifacts) {
+    auto carried = WriteArtifacts(opened->node, *opened->repository, **sink, opts.write, report);
+    if (carried.ok()) report.artifacts = *carried;
+    st = carried.ok() ? Status::Ok() : Status(carried.error());
+  }
+  if (st.ok()) st = (*sink)->Commit();
+  if (!st.ok()) {
+    // A pull into a new folder leaves nothing behind when it fails.
+    (*sink)->Discard();
+    return st.error();
+  }
+  return report;
+}
+
+}  // namespace imgtool::transport
