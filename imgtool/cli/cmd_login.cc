@@ -1,10 +1,12 @@
 // imgtool login HOST / imgtool logout HOST: check credentials against the registry,
-// then store them in the containers' auths file (mode 0600). Secrets are read from
-// flags or stdin and never printed.
+// then store them through the credential helper the auths file configures for HOST
+// (credHelpers, else credsStore), or else in the file's auths form (mode 0600). Secrets
+// are read from flags or stdin and never printed.
 #include <iostream>
 
 #include "cli/output.h"
 #include "cli/remote_flags.h"
+#include "remote/cred_helper.h"
 #include "remote/credentials.h"
 #include "remote/registry_error.h"
 
@@ -20,15 +22,29 @@ struct LoginFlags {
   RemoteFlags remote;
 };
 
-std::string StripScheme(std::string host) {
+// "https://index.docker.io/v1/" -> "index.docker.io": docker accepts URLs here.
+std::string ServerName(std::string host) {
   auto p = host.find("://");
   if (p != std::string::npos) host = host.substr(p + 3);
-  while (!host.empty() && host.back() == '/') host.pop_back();
-  return host;
+  return host.substr(0, host.find('/'));
+}
+
+Status Verify(const LoginFlags& f) {
+  remote::RegistryOptions opts = ToRegistryOptions(f.remote);
+  opts.auth.creds = f.username + ":" + f.password;
+  // Docker Hub's names are not its API endpoint.
+  auto reg = remote::Registry::Connect(remote::IsDockerHub(f.host) ? "registry-1.docker.io" : f.host, opts);
+  if (!reg.ok()) return reg.error();
+  remote::HttpRequest req;
+  req.url = (*reg)->base_url() + "/v2/";
+  auto resp = (*reg)->Do(req, {}, "logging in to " + f.host);
+  if (!resp.ok()) return resp.error();
+  if (resp->status != 200) return remote::ErrorFromResponse(*resp, "logging in to " + f.host);
+  return Status::Ok();
 }
 
 int RunLogin(LoginFlags f) {
-  f.host = StripScheme(f.host);
+  f.host = ServerName(f.host);
   if (f.password_stdin) {
     std::getline(std::cin, f.password);
     if (!f.password.empty() && f.password.back() == '\r') f.password.pop_back();
@@ -36,30 +52,39 @@ int RunLogin(LoginFlags f) {
   if (f.username.empty() || f.password.empty()) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "login: want --username and --password (or --password-stdin)"));
   }
-  remote::RegistryOptions opts = ToRegistryOptions(f.remote);
-  opts.auth.creds = f.username + ":" + f.password;
-  auto reg = remote::Registry::Connect(f.host, opts);
-  if (!reg.ok()) return Fail(reg.error());
-  remote::HttpRequest req;
-  req.url = (*reg)->base_url() + "/v2/";
-  auto resp = (*reg)->Do(req, {}, "logging in to " + f.host);
-  if (!resp.ok()) return Fail(resp.error());
-  if (resp->status != 200) return Fail(remote::ErrorFromResponse(*resp, "logging in to " + f.host));
-  std::string path = remote::LoginAuthFile(opts.auth);
-  auto st = remote::StoreCredentials(path, f.host, remote::Credentials{f.username, f.password});
+  std::string path = remote::LoginAuthFile(remote::AuthOptions{"", f.remote.authfile});
+  auto helper = remote::ConfiguredHelper(path, f.host);
+  if (!helper.ok()) return Fail(helper.error());
+  Status st = Verify(f);
   if (!st.ok()) return Fail(st.error());
-  std::cout << "Login Succeeded (credentials for " << f.host << " in " << path << ")\n";
+  remote::Credentials creds{f.username, f.password};
+  std::string where = helper->empty() ? path : remote::HelperProgram(*helper);
+  st = helper->empty() ? remote::StoreCredentials(path, f.host, creds)
+                       : remote::HelperStore(*helper, remote::ServerKey(f.host), creds);
+  if (!st.ok()) return Fail(st.error().Context("storing credentials for " + f.host));
+  std::cout << "Login Succeeded (credentials for " << f.host << " in " << where << ")\n";
   return 0;
 }
 
+// As docker does: erase from the helper, then drop the file's auths entries too (the
+// placeholders docker writes beside a helper, or credentials from before it).
 int RunLogout(LoginFlags f) {
-  f.host = StripScheme(f.host);
-  remote::AuthOptions auth;
-  auth.authfile = f.remote.authfile;
-  std::string path = remote::LoginAuthFile(auth);
+  f.host = ServerName(f.host);
+  std::string path = remote::LoginAuthFile(remote::AuthOptions{"", f.remote.authfile});
+  auto helper = remote::ConfiguredHelper(path, f.host);
+  if (!helper.ok()) return Fail(helper.error());
+  bool erased = false;
+  if (!helper->empty()) {
+    auto e = remote::HelperErase(*helper, remote::ServerKey(f.host));
+    if (!e.ok()) return Fail(e.error().Context("logging out of " + f.host));
+    erased = *e;
+  }
   auto removed = remote::RemoveCredentials(path, f.host);
   if (!removed.ok()) return Fail(removed.error());
-  if (!*removed) return Fail(MakeError(ErrorKind::kNotFound, "not logged in to " + f.host + " (" + path + ")"));
+  if (!erased && !*removed) {
+    std::string where = helper->empty() ? path : remote::HelperProgram(*helper) + ", " + path;
+    return Fail(MakeError(ErrorKind::kNotFound, "not logged in to " + f.host + " (" + where + ")"));
+  }
   std::cout << "Removed login credentials for " << f.host << "\n";
   return 0;
 }
@@ -70,9 +95,13 @@ void AddLoginCommands(CLI::App& app, Action& run) {
   auto f = std::make_shared<LoginFlags>();
   CLI::App* login =
       app.add_subcommand("login",
-                         "Check credentials against a registry and store them (auths form, mode 0600) in\n"
-                         "--authfile, $REGISTRY_AUTH_FILE or ~/.docker/config.json.\n\n"
-                         "Example:\n  echo \"$PASS\" | imgtool login registry.example:5000 -u ci --password-stdin");
+                         "Check credentials against a registry, then store them: through the credential\n"
+                         "helper the file configures for HOST (credHelpers, else credsStore: runs\n"
+                         "`docker-credential-NAME store`, secret on stdin), else in the auths form (mode 0600).\n"
+                         "The file: --authfile, $REGISTRY_AUTH_FILE or ~/.docker/config.json.\n\n"
+                         "Examples:\n  echo \"$PASS\" | imgtool login registry.example:5000 -u ci --password-stdin\n"
+                         "  # with {\"credHelpers\": {\"registry.example:5000\": \"pass\"}} in ~/.docker/config.json\n"
+                         "  # the same command stores through docker-credential-pass");
   login->add_option("host", f->host, "HOST[:PORT]")->required();
   login->add_option("--username,-u", f->username, "User name");
   login->add_option("--password,-p", f->password, "Password (prefer --password-stdin)");
@@ -84,7 +113,11 @@ void AddLoginCommands(CLI::App& app, Action& run) {
   login->callback([f, &run] { run = [f] { return RunLogin(*f); }; });
 
   auto g = std::make_shared<LoginFlags>();
-  CLI::App* logout = app.add_subcommand("logout", "Remove stored credentials for a registry.");
+  CLI::App* logout =
+      app.add_subcommand("logout",
+                         "Remove stored credentials for a registry: `docker-credential-NAME erase` when the file\n"
+                         "configures a helper for HOST, and the file's auths entries for HOST.\n\n"
+                         "Example:\n  imgtool logout registry.example:5000");
   logout->add_option("host", g->host, "HOST[:PORT]")->required();
   logout->add_option("--authfile", g->remote.authfile, "Credentials file to edit");
   logout->callback([g, &run] { run = [g] { return RunLogout(*g); }; });

@@ -12,7 +12,7 @@ namespace imgtool::cli {
 void AddRemoteFlags(CLI::App* cmd, RemoteFlags& f, const std::string& prefix) {
   cmd->add_option("--" + prefix + "creds", f.creds, "USER:PASSWORD for the registry (never printed)");
   cmd->add_option("--" + prefix + "authfile", f.authfile,
-                  "Credentials file in the auths form (default: $REGISTRY_AUTH_FILE, ~/.docker/config.json)");
+                  "Auth file: auths, credHelpers, credsStore (default: $REGISTRY_AUTH_FILE, ~/.docker/config.json)");
   cmd->add_option("--" + prefix + "cert-dir", f.cert_dir,
                   "Folder with ca.crt (and client.cert/client.key) for the registry's TLS");
   cmd->add_option("--" + prefix + "tls-verify", f.tls_verify,

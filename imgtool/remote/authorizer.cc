@@ -20,6 +20,34 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// The token request of the distribution spec: a GET with the credentials as Basic;
+// or, for an identity token, the OAuth2 refresh-token POST (docs/spec/auth/oauth.md),
+// as docker and containers/image send it: scopes space-separated, the token in the
+// body, where --debug never prints it.
+HttpRequest TokenRequest(const std::string& realm, const Challenge& ch, const std::vector<std::string>& scopes,
+                         const std::optional<Credentials>& creds) {
+  HttpRequest req;
+  req.max_body = 1 << 20;
+  auto service = ch.params.find("service");
+  if (creds && !creds->identity_token.empty()) {
+    req.method = "POST";
+    req.url = realm;
+    req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    req.body = "grant_type=refresh_token&client_id=imgtool&refresh_token=" + UrlEncode(creds->identity_token);
+    if (service != ch.params.end()) req.body += "&service=" + UrlEncode(service->second);
+    if (!scopes.empty()) req.body += "&scope=" + UrlEncode(Join(scopes));
+    req.has_body = true;
+    return req;
+  }
+  std::string query;
+  if (service != ch.params.end()) query += "service=" + UrlEncode(service->second);
+  for (const auto& s : scopes) query += std::string(query.empty() ? "" : "&") + "scope=" + UrlEncode(s);
+  req.url = realm;
+  if (!query.empty()) req.url += (realm.find('?') == std::string::npos ? "?" : "&") + query;
+  if (creds) req.headers.push_back("Authorization: Basic " + Base64Encode(creds->username + ":" + creds->password));
+  return req;
+}
+
 }  // namespace
 
 std::string RepoScope(const std::string& repo, bool push) {
@@ -92,6 +120,13 @@ Status Authorizer::Answer(HttpClient& http, const HttpResponse& unauthorized, co
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (bearer) return FetchToken(http, *bearer, scopes);
+  if (basic && creds_ && !creds_->identity_token.empty()) {
+    // Sending the refresh token as a Basic password would hand it to a server that
+    // never issued it.
+    return MakeError(ErrorKind::kDenied,
+                     "the registry wants Basic auth, but the credentials from " + creds_->source +
+                         " are an identity token (user \"<token>\"), which only a token server takes");
+  }
   if (basic && creds_) basic_ = "Authorization: Basic " + Base64Encode(creds_->username + ":" + creds_->password);
   return Status::Ok();
 }
@@ -101,18 +136,7 @@ Status Authorizer::FetchToken(HttpClient& http, const Challenge& ch, const std::
   if (realm == ch.params.end() || realm->second.empty()) {
     return MakeError(ErrorKind::kTransport, "Bearer challenge without a realm");
   }
-  std::string url = realm->second;
-  std::string query;
-  auto service = ch.params.find("service");
-  if (service != ch.params.end()) query += "service=" + UrlEncode(service->second);
-  for (const auto& s : scopes) query += std::string(query.empty() ? "" : "&") + "scope=" + UrlEncode(s);
-  if (!query.empty()) url += (url.find('?') == std::string::npos ? "?" : "&") + query;
-  HttpRequest req;
-  req.url = url;
-  req.max_body = 1 << 20;
-  if (creds_) {
-    req.headers.push_back("Authorization: Basic " + Base64Encode(creds_->username + ":" + creds_->password));
-  }
+  HttpRequest req = TokenRequest(realm->second, ch, scopes, creds_);
   NetError net;
   auto resp = http.Send(req, &net);
   if (!resp.ok()) return resp.error().Context("token server");

@@ -1,8 +1,10 @@
 // Answers a registry's 401: parses WWW-Authenticate and settles on an Authorization
 // header per scope. Basic sends the credentials; Bearer runs the token flow (GET
 // realm?service=..&scope=.., with the credentials as Basic when there are any, reading
-// "token" or "access_token"). Tokens are cached per scope set and shared by every
-// transfer thread.
+// "token" or "access_token"). An identity token (Credentials::identity_token) is sent
+// only to a token server, in the OAuth2 refresh-token POST; a registry that wants Basic
+// gets an error instead. Tokens are cached per scope set and shared by every transfer
+// thread.
 //
 // Not here: where the credentials came from (credentials.h) and retry policy (registry.h).
 #pragma once

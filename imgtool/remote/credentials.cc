@@ -3,14 +3,18 @@
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
+#include "remote/cred_helper.h"
 
 namespace imgtool::remote {
 
 namespace {
+
+constexpr char kDockerHubKey[] = "https://index.docker.io/v1/";
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -26,6 +30,18 @@ std::string NormalizeKey(std::string key) {
   return key;
 }
 
+// Whether an auths or credHelpers key (a name, or a URL as older docker wrote them)
+// names `host`.
+bool KeyNames(const std::string& key, const std::string& host) {
+  std::string k = NormalizeKey(key);
+  return k == host || (IsDockerHub(k) && IsDockerHub(host));
+}
+
+std::string StringField(const oci::Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 Result<oci::Json> ReadAuthFile(const std::string& path) {
   auto raw = fs::ReadSmallFile(path, 1 << 20);
   if (!raw.ok()) return raw.error();
@@ -34,7 +50,100 @@ Result<oci::Json> ReadAuthFile(const std::string& path) {
   return j;
 }
 
+Status WriteAuthFile(const std::string& path, const oci::Json& j) {
+  IMGTOOL_TRY(fs::MakeDirs(fs::DirName(path)));
+  // Write 0600 before the rename, so the secret is never readable by others.
+  fs::AtomicFile f;
+  IMGTOOL_TRY(f.Open(path));
+  if (::chmod(f.temp_path().c_str(), 0600) != 0) return MakeError(ErrorKind::kInternal, "chmod " + f.temp_path());
+  IMGTOOL_TRY(f.Write(j.dump(1, '\t') + "\n"));
+  return f.Commit();
+}
+
+struct HelperChoice {
+  std::string name;   // "" when the file configures none for the host
+  std::string field;  // "credHelpers" or "credsStore", for messages
+};
+
+// credHelpers keys: docker looks up its server name (ServerKey), containers/image the
+// host; we try both, then any key naming the host.
+Result<HelperChoice> HelperIn(const oci::Json& j, const std::string& path, const std::string& host) {
+  auto helpers = j.find("credHelpers");
+  if (helpers != j.end() && helpers->is_object()) {
+    auto it = helpers->find(ServerKey(host));
+    if (it == helpers->end()) it = helpers->find(host);
+    for (auto k = helpers->begin(); it == helpers->end() && k != helpers->end(); ++k) {
+      if (KeyNames(k.key(), host)) it = k;
+    }
+    if (it != helpers->end() && !it->is_string()) {
+      return MakeError(ErrorKind::kInvalidInput, path + ": credHelpers." + it.key() + ": want a helper name");
+    }
+    if (it != helpers->end()) return HelperChoice{it->get<std::string>(), "credHelpers"};
+  }
+  auto store = j.find("credsStore");
+  if (store != j.end() && !store->is_string()) {
+    return MakeError(ErrorKind::kInvalidInput, path + ": credsStore: want a helper name");
+  }
+  if (store == j.end() || store->get<std::string>().empty()) return HelperChoice{};
+  return HelperChoice{store->get<std::string>(), "credsStore"};
+}
+
+Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std::string& path,
+                                               const std::string& key) {
+  if (!entry.is_object()) return std::optional<Credentials>();
+  Credentials c;
+  c.identity_token = StringField(entry, "identitytoken");
+  std::string auth = StringField(entry, "auth");
+  if (!auth.empty()) {
+    auto decoded = Base64Decode(auth);
+    if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: invalid base64");
+    auto colon = decoded->find(':');
+    if (colon == std::string::npos) {
+      return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: want base64 of USER:PASSWORD");
+    }
+    c.username = decoded->substr(0, colon);
+    c.password = decoded->substr(colon + 1);
+  }
+  if (auth.empty() && c.identity_token.empty()) return std::optional<Credentials>();
+  c.source = path;
+  return std::optional<Credentials>(std::move(c));
+}
+
+// Exact keys first (the Docker Hub key, then the host), then URL-form keys; an empty
+// placeholder entry passes on to the next key.
+Result<std::optional<Credentials>> FindInAuths(const oci::Json& j, const std::string& path, const std::string& host) {
+  auto auths = j.find("auths");
+  if (auths == j.end() || !auths->is_object()) return std::optional<Credentials>();
+  std::vector<std::string> keys;
+  for (const auto& [key, entry] : auths->items()) {
+    if (KeyNames(key, host)) keys.push_back(key);
+  }
+  auto rank = [&](const std::string& k) { return k == ServerKey(host) ? 0 : k == host ? 1 : 2; };
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  for (const auto& key : keys) {
+    auto c = DecodeEntry((*auths)[key], path, key);
+    if (!c.ok() || c->has_value()) return c;
+  }
+  return std::optional<Credentials>();
+}
+
+Result<std::optional<Credentials>> FromFile(const oci::Json& j, const std::string& path, const std::string& host) {
+  auto helper = HelperIn(j, path, host);
+  if (!helper.ok()) return helper.error();
+  if (helper->name.empty()) return FindInAuths(j, path, host);
+  auto c = HelperGet(helper->name, ServerKey(host));
+  if (!c.ok()) return c.error().Context("credentials for " + host + " (" + helper->field + " in " + path + ")");
+  if (c->has_value()) (*c)->source = HelperProgram(helper->name);
+  return c;
+}
+
 }  // namespace
+
+bool IsDockerHub(const std::string& host) {
+  return host == "docker.io" || host == "index.docker.io" || host == "registry-1.docker.io";
+}
+
+std::string ServerKey(const std::string& host) { return IsDockerHub(host) ? kDockerHubKey : host; }
 
 std::string Base64Encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
@@ -92,6 +201,7 @@ Result<std::optional<Credentials>> LookupCredentials(const std::string& host, co
   if (!opts.creds.empty()) {
     auto c = ParseCredsFlag(opts.creds);
     if (!c.ok()) return c.error();
+    c->source = "--creds";
     return std::optional<Credentials>(*c);
   }
   for (const auto& path : AuthFileCandidates(opts)) {
@@ -101,21 +211,19 @@ Result<std::optional<Credentials>> LookupCredentials(const std::string& host, co
     }
     auto j = ReadAuthFile(path);
     if (!j.ok()) return j.error();
-    if (!j->contains("auths") || !(*j)["auths"].is_object()) continue;
-    for (const auto& [key, entry] : (*j)["auths"].items()) {
-      if (NormalizeKey(key) != host || !entry.is_object()) continue;
-      std::string auth = entry.value("auth", std::string());
-      if (auth.empty()) continue;
-      auto decoded = Base64Decode(auth);
-      if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: invalid base64");
-      auto colon = decoded->find(':');
-      if (colon == std::string::npos) {
-        return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: want base64 of USER:PASSWORD");
-      }
-      return std::optional<Credentials>(Credentials{decoded->substr(0, colon), decoded->substr(colon + 1)});
-    }
+    auto c = FromFile(*j, path, host);
+    if (!c.ok() || c->has_value()) return c;
   }
   return std::optional<Credentials>();
+}
+
+Result<std::string> ConfiguredHelper(const std::string& path, const std::string& host) {
+  if (!fs::Exists(path)) return std::string();
+  auto j = ReadAuthFile(path);
+  if (!j.ok()) return j.error();
+  auto helper = HelperIn(*j, path, host);
+  if (!helper.ok()) return helper.error();
+  return helper->name;
 }
 
 Status StoreCredentials(const std::string& path, const std::string& host, const Credentials& creds) {
@@ -126,27 +234,23 @@ Status StoreCredentials(const std::string& path, const std::string& host, const 
     j = *existing;
   }
   if (!j.contains("auths") || !j["auths"].is_object()) j["auths"] = oci::Json::object();
-  j["auths"][host] = {{"auth", Base64Encode(creds.username + ":" + creds.password)}};
-  IMGTOOL_TRY(fs::MakeDirs(fs::DirName(path)));
-  // Write 0600 before the rename, so the secret is never readable by others.
-  fs::AtomicFile f;
-  IMGTOOL_TRY(f.Open(path));
-  if (::chmod(f.temp_path().c_str(), 0600) != 0) return MakeError(ErrorKind::kInternal, "chmod " + f.temp_path());
-  IMGTOOL_TRY(f.Write(j.dump(1, '\t') + "\n"));
-  return f.Commit();
+  j["auths"][ServerKey(host)] = {{"auth", Base64Encode(creds.username + ":" + creds.password)}};
+  return WriteAuthFile(path, j);
 }
 
 Result<bool> RemoveCredentials(const std::string& path, const std::string& host) {
   if (!fs::Exists(path)) return false;
   auto j = ReadAuthFile(path);
   if (!j.ok()) return j.error();
-  if (!j->contains("auths") || !(*j)["auths"].is_object() || !(*j)["auths"].contains(host)) return false;
-  (*j)["auths"].erase(host);
-  fs::AtomicFile f;
-  IMGTOOL_TRY(f.Open(path));
-  if (::chmod(f.temp_path().c_str(), 0600) != 0) return MakeError(ErrorKind::kInternal, "chmod " + f.temp_path());
-  IMGTOOL_TRY(f.Write(j->dump(1, '\t') + "\n"));
-  IMGTOOL_TRY(f.Commit());
+  auto auths = j->find("auths");
+  if (auths == j->end() || !auths->is_object()) return false;
+  std::vector<std::string> keys;
+  for (const auto& [key, entry] : auths->items()) {
+    if (KeyNames(key, host)) keys.push_back(key);
+  }
+  if (keys.empty()) return false;
+  for (const auto& key : keys) auths->erase(key);
+  IMGTOOL_TRY(WriteAuthFile(path, *j));
   return true;
 }
 

@@ -86,6 +86,7 @@ Registry::Registry(std::string host, RegistryOptions opts, std::optional<Credent
 Result<std::shared_ptr<Registry>> Registry::Connect(const std::string& host, const RegistryOptions& opts) {
   auto creds = LookupCredentials(host, opts.auth);
   if (!creds.ok()) return creds.error();
+  if (opts.debug) opts.debug("credentials for " + host + ": " + (*creds ? (*creds)->source : "none (anonymous)"));
   std::shared_ptr<Registry> r(new Registry(host, opts, *creds));
   IMGTOOL_TRY(r->Ping());
   return r;

@@ -244,6 +244,40 @@ TEST(Registry, BearerFlowAndRetryAgainstFakeServer) {
       << denied.error().message;
 }
 
+// An identity token goes only to the token server, in the OAuth2 refresh-token POST
+// body (never as a Basic password); a Basic-only registry is told so.
+TEST(Authorizer, IdentityTokenUsesTheOAuth2Post) {
+  std::string seen;
+  FakeServer server([&](const std::string& line, const std::string& request) -> std::string {
+    seen = line + "\n" + request;
+    return Reply(200, R"({"access_token":"tok-9"})");
+  });
+  Credentials creds;
+  creds.identity_token = "refresh-1";
+  creds.source = "docker-credential-idt";
+  Authorizer auth(creds);
+  HttpClient http;
+  HttpResponse unauthorized;
+  unauthorized.status = 401;
+  unauthorized.www_authenticate = {"Bearer realm=\"http://" + server.host() + "/token\",service=\"fake\""};
+  std::vector<std::string> scopes{RepoScope("team/img", false)};
+  ASSERT_TRUE(auth.Answer(http, unauthorized, scopes).ok());
+  EXPECT_EQ(auth.HeaderFor(scopes), "Authorization: Bearer tok-9");
+  EXPECT_EQ(seen.rfind("POST /token\n", 0), 0u) << seen;
+  EXPECT_NE(seen.find("grant_type=refresh_token&client_id=imgtool&refresh_token=refresh-1&service=fake"
+                      "&scope=repository%3Ateam%2Fimg%3Apull"),
+            std::string::npos)
+      << seen;
+  EXPECT_EQ(seen.find("Authorization:"), std::string::npos) << seen;
+
+  unauthorized.www_authenticate = {"Basic realm=\"x\""};
+  Status st = auth.Answer(http, unauthorized, scopes);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "the registry wants Basic auth, but the credentials from docker-credential-idt are an identity token "
+            "(user \"<token>\"), which only a token server takes");
+}
+
 // A saved session is resumed where the registry says it stands: GET on the session
 // (204, Range: 0-9), then PATCH from byte 10 only, then the final PUT with the digest.
 TEST(Upload, ResumesSavedSessionFromRegistryOffset) {
