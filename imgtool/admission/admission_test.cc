@@ -114,6 +114,14 @@ TEST(DockerReference, NormalizesAsTheRuntimeDoes) {
   EXPECT_FALSE(DockerReference("docker://reg/a:v1").ok());
   EXPECT_FALSE(DockerReference("reg:5000/UPPER:v1").ok());
   EXPECT_FALSE(DockerReference("reg:5000/a@sha256:short").ok());
+  // Docker Hub's names, as the runtime spells them out.
+  EXPECT_EQ(*DockerReference("docker.io/nginx"), "docker://docker.io/library/nginx:latest");
+  EXPECT_EQ(*DockerReference("index.docker.io/team/app:2"), "docker://docker.io/team/app:2");
+  EXPECT_EQ(*DockerReference("nginx:1.25@" + d), "docker://docker.io/library/nginx@" + d);
+  EXPECT_EQ(*DockerReference("[::1]:5000/app"), "docker://[::1]:5000/app:latest");
+  EXPECT_EQ(DockerReference("team/App").error().message, "image 'team/App': repository 'team/App' must be lowercase");
+  EXPECT_EQ(DockerReference("nginx@sha512:" + std::string(128, 'c')).error().message,
+            "image 'nginx@sha512:" + std::string(128, 'c') + "': unsupported digest algorithm 'sha512' (only sha256)");
 }
 
 TEST(Decide, AllowedEchoesUidAndShape) {

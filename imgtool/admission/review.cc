@@ -1,5 +1,6 @@
 #include "admission/review.h"
 
+#include "ref/docker_name.h"
 #include "ref/reference.h"
 
 namespace imgtool::admission {
@@ -13,12 +14,6 @@ Error Bad(const std::string& path, const std::string& why) {
 std::string StringAt(const oci::Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
   return j[key].get<std::string>();
-}
-
-// "docker.io" and its defaults: a first component without '.' or ':' (and not
-// localhost) is a Docker Hub namespace, not a host.
-bool LooksLikeHost(const std::string& first) {
-  return first.find_first_of(".:") != std::string::npos || first == "localhost";
 }
 
 }  // namespace
@@ -97,27 +92,17 @@ Result<std::string> DockerReference(const std::string& image) {
   if (image.find("://") != std::string::npos) {
     return MakeError(ErrorKind::kInvalidInput, "image '" + image + "': a pod image has no transport prefix");
   }
-  std::string name = image, digest;
-  auto at = name.find('@');
-  if (at != std::string::npos) {
-    digest = name.substr(at);
-    name = name.substr(0, at);
+  // The same grammar and Docker Hub defaults as every docker:// reference (ref/docker_name.h).
+  auto name = ref::ParseDockerName(image);
+  if (!name.ok()) return name.error().Context("image '" + image + "'");
+  // What the runtime pulls (docker's ParseDockerRef): the digest when there is one, the
+  // tag beside it dropped; else the tag, "latest" when none is written.
+  if (!name->digest.empty()) {
+    name->tag.clear();
+  } else if (name->tag.empty()) {
+    name->tag = "latest";
   }
-  auto slash = name.find('/');
-  if (slash == std::string::npos) {
-    name = "docker.io/library/" + name;
-  } else if (!LooksLikeHost(name.substr(0, slash))) {
-    name = "docker.io/" + name;
-  }
-  // A tag is a ':' after the last '/' (a ':' before it is the host's port).
-  auto colon = name.rfind(':');
-  bool tagged = colon != std::string::npos && colon > name.rfind('/');
-  if (!digest.empty() && tagged) name = name.substr(0, colon);
-  if (digest.empty() && !tagged) name += ":latest";
-  std::string text = "docker://" + name + digest;
-  auto ref = ref::ParseReference(text);
-  if (!ref.ok()) return ref.error().Context("image '" + image + "'");
-  return text;
+  return ref::FromDockerName(std::move(*name)).str();
 }
 
 }  // namespace imgtool::admission

@@ -43,7 +43,8 @@ const std::vector<std::pair<std::string, std::string>>& PodSpecKinds();
 // (a container without an image is refused: the API server would default nothing).
 Result<std::vector<PodImage>> ExtractImages(const std::string& kind, const oci::Json& object);
 
-// The pod-spec image as a registry reference, normalized as the container runtime does:
+// The pod-spec image as a registry reference, normalized as the container runtime does
+// (ref::ParseDockerName's grammar and Docker Hub short names):
 // "nginx" -> "docker://docker.io/library/nginx:latest", "reg:5000/a/b" ->
 // "docker://reg:5000/a/b:latest"; a digest stays, a tag beside it is dropped (registries
 // ignore it).

@@ -1,6 +1,9 @@
 #include "ref/reference.h"
 
-#include "oci/digest.h"
+#include <algorithm>
+#include <string_view>
+
+#include "ref/docker_name.h"
 
 namespace imgtool::ref {
 
@@ -10,28 +13,36 @@ Error Bad(const std::string& text, const std::string& why) {
   return MakeError(ErrorKind::kInvalidInput, "image reference '" + text + "': " + why);
 }
 
-bool ValidTag(const std::string& tag) {
-  // OCI distribution spec: [a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}
-  if (tag.empty() || tag.size() > 128) return false;
-  for (size_t i = 0; i < tag.size(); ++i) {
-    char c = tag[i];
-    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!alnum && (i == 0 || (c != '.' && c != '-'))) return false;
-  }
-  return true;
+bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsAlgorithmChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '.' ||
+         c == '_' || c == '-';
+}
+
+// After the last '@' of an oci path: "sha256:..." is a digest (checked, so a short one is
+// refused), and so is another algorithm's name beside 32+ hex digits (refused as
+// unsupported, rather than read as a folder "DIR@sha512" and a hex tag). Anything else
+// stays part of the path: "oci:shots@2x:v1" is folder "shots@2x", tag "v1".
+bool LooksLikeDigest(std::string_view s) {
+  if (s.substr(0, 7) == "sha256:") return true;
+  size_t colon = s.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  std::string_view algorithm = s.substr(0, colon), hex = s.substr(colon + 1);
+  return std::all_of(algorithm.begin(), algorithm.end(), IsAlgorithmChar) && hex.size() >= 32 &&
+         std::all_of(hex.begin(), hex.end(), IsHexDigit);
 }
 
 Result<Reference> ParsePathAndTag(const std::string& text, const std::string& rest, Transport t) {
   Reference ref;
   ref.transport = t;
   // oci:DIR@sha256:HEX names the manifest with that digest, whatever its tag.
-  if (auto at = rest.rfind("@sha256:"); at != std::string::npos) {
-    auto d = oci::Digest::Parse(rest.substr(at + 1));
-    if (!d.ok()) return Bad(text, d.error().message);
+  if (auto at = rest.rfind('@'); at != std::string::npos && LooksLikeDigest(rest.substr(at + 1))) {
+    std::string digest = rest.substr(at + 1);
+    if (auto st = CheckDigest(digest); !st.ok()) return Bad(text, st.error().message);
     ref.path = rest.substr(0, at);
     if (ref.path.find(':') != std::string::npos) return Bad(text, "give a tag or a digest, not both");
     if (ref.path.empty()) return Bad(text, "path is empty");
-    ref.digest = d->str();
+    ref.digest = digest;
     ref.tag = ref.digest;  // layout lookups take a digest where a tag goes
     return ref;
   }
@@ -39,47 +50,32 @@ Result<Reference> ParsePathAndTag(const std::string& text, const std::string& re
   ref.path = rest.substr(0, colon);
   if (colon != std::string::npos) {
     ref.tag = rest.substr(colon + 1);
-    if (!ValidTag(ref.tag)) return Bad(text, "tag '" + ref.tag + "' is not a valid tag");
+    if (auto st = CheckTag(ref.tag); !st.ok()) return Bad(text, st.error().message);
   }
   if (ref.path.empty()) return Bad(text, "path is empty");
   return ref;
 }
 
-Result<Reference> ParseDocker(const std::string& text, std::string rest) {
+}  // namespace
+
+Reference FromDockerName(DockerName name) {
   Reference ref;
   ref.transport = Transport::kDocker;
-  auto at = rest.find('@');
-  if (at != std::string::npos) {
-    auto d = oci::Digest::Parse(rest.substr(at + 1));
-    if (!d.ok()) return Bad(text, d.error().message);
-    ref.digest = d->str();
-    rest = rest.substr(0, at);
-  }
-  auto slash = rest.find('/');
-  if (slash == std::string::npos || slash == 0) return Bad(text, "want docker://HOST[:PORT]/REPO[:TAG]");
-  ref.host = rest.substr(0, slash);
-  std::string repo = rest.substr(slash + 1);
-  auto colon = repo.rfind(':');
-  if (colon != std::string::npos) {
-    ref.tag = repo.substr(colon + 1);
-    repo = repo.substr(0, colon);
-    if (!ValidTag(ref.tag)) return Bad(text, "tag '" + ref.tag + "' is not a valid tag");
-  }
-  if (repo.empty()) return Bad(text, "repository is empty");
-  for (char c : repo) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-' || c == '/';
-    if (!ok) return Bad(text, "repository '" + repo + "' must be lowercase [a-z0-9._/-]");
-  }
-  ref.repository = repo;
+  ref.host = std::move(name.host);
+  ref.repository = std::move(name.repository);
+  ref.tag = std::move(name.tag);
+  ref.digest = std::move(name.digest);
   return ref;
 }
-
-}  // namespace
 
 Result<Reference> ParseReference(const std::string& text) {
   if (text.rfind("oci:", 0) == 0) return ParsePathAndTag(text, text.substr(4), Transport::kOciLayout);
   if (text.rfind("oci-archive:", 0) == 0) return ParsePathAndTag(text, text.substr(12), Transport::kOciArchive);
-  if (text.rfind("docker://", 0) == 0) return ParseDocker(text, text.substr(9));
+  if (text.rfind("docker://", 0) == 0) {
+    auto name = ParseDockerName(std::string_view(text).substr(9));
+    if (!name.ok()) return Bad(text, name.error().message);
+    return FromDockerName(std::move(*name));
+  }
   return Bad(text, "want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]");
 }
 

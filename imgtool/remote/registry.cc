@@ -9,6 +9,7 @@
 
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
+#include "ref/docker_name.h"
 #include "remote/registry_error.h"
 
 namespace imgtool::remote {
@@ -70,7 +71,7 @@ bool IsLocalhost(const std::string& host) {
 }
 
 Registry::Registry(std::string host, RegistryOptions opts, std::optional<Credentials> creds)
-    : host_(std::move(host)), opts_(std::move(opts)), auth_(std::move(creds)) {
+    : host_(std::move(host)), api_host_(ref::RegistryApiHost(host_)), opts_(std::move(opts)), auth_(std::move(creds)) {
   std::string dir = opts_.cert_dir;
   if (dir.empty()) {
     for (const char* base : {"/etc/containers/certs.d/", "/etc/docker/certs.d/"}) {
@@ -121,14 +122,14 @@ void Registry::SleepBackoff(int attempt, double retry_after) const {
 Status Registry::Ping() {
   bool http_ok = !opts_.tls_verify || IsLocalhost(host_);
   HttpRequest req;
-  req.url = "https://" + host_ + "/v2/";
+  req.url = "https://" + api_host_ + "/v2/";
   auto http = Acquire();
   NetError net;
   auto resp = http->Send(req, &net);
   if (!resp.ok() && net.tls_protocol && http_ok) {
     // The port speaks plain HTTP; skopeo allows that for localhost and --tls-verify=false.
     scheme_ = "http";
-    req.url = "http://" + host_ + "/v2/";
+    req.url = "http://" + api_host_ + "/v2/";
     resp = http->Send(req, &net);
   }
   Release(std::move(http));
@@ -136,7 +137,8 @@ Status Registry::Ping() {
     std::string hint;
     if (net.tls_verify) hint = " (pass --cert-dir with the registry's ca.crt, or --tls-verify=false)";
     if (net.tls_protocol && !http_ok) hint = " (plain HTTP is used only for localhost or with --tls-verify=false)";
-    return MakeError(ErrorKind::kTransport, "registry " + host_ + ": " + net.message + hint);
+    std::string where = api_host_ == host_ ? host_ : host_ + " (" + api_host_ + ")";
+    return MakeError(ErrorKind::kTransport, "registry " + where + ": " + net.message + hint);
   }
   if (resp->status != 200 && resp->status != 401) return ErrorFromResponse(*resp, "registry " + host_);
   return Status::Ok();

@@ -43,12 +43,15 @@ struct RawManifest {
 
 class Registry {
  public:
-  // Pings https://HOST/v2/ (falling back to http:// only for localhost or with
+  // Pings https://API_HOST/v2/ (falling back to http:// only for localhost or with
   // tls_verify off), learns the auth challenge and returns a ready client.
   static Result<std::shared_ptr<Registry>> Connect(const std::string& host, const RegistryOptions& opts);
 
+  // The canonical name ("docker.io"): for messages, credentials and certs.d.
   const std::string& host() const { return host_; }
-  std::string base_url() const { return scheme_ + "://" + host_; }
+  // Where requests go: Docker Hub's API is not at its canonical name (ref::RegistryApiHost).
+  const std::string& api_host() const { return api_host_; }
+  std::string base_url() const { return scheme_ + "://" + api_host_; }
   const RegistryOptions& options() const { return opts_; }
 
   // One exchange with auth and retries. Returns any HTTP status; transport errors
@@ -74,6 +77,7 @@ class Registry {
   Status Ping();
 
   std::string host_;
+  std::string api_host_;
   std::string scheme_ = "https";
   RegistryOptions opts_;
   TlsOptions tls_;
