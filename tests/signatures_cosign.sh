@@ -92,10 +92,10 @@ expect_exit 5 verify --key b.pub --attestation "oci:$WORK/img:v1"
 assert_contains "$OUTPUT" "attestation check: signature does not verify with any trusted key" "attestation by b"
 pass "attest: in-toto SPDX statement in DSSE at .att verifies (imgtool, fixture); another key is denied"
 
-# Registry: sign and verify there; one layer per key.
+# Registry: sign and verify there; one layer per key. --no-artifacts pushes the image alone.
 start_registry plain
 R="docker://$REG_HOST/team/img"
-"$IMGTOOL" push -q "oci:$WORK/img:v1" "$R:v1" >/dev/null
+"$IMGTOOL" push -q --no-artifacts "oci:$WORK/img:v1" "$R:v1" >/dev/null
 expect_exit 5 verify --key a.pub "$R:v1"
 assert_contains "$OUTPUT" "no signatures for $digest" "unsigned pushed image"
 "$IMGTOOL" sign --key a.key "$R:v1" >/dev/null
@@ -114,3 +114,17 @@ assert_eq "$(cat "rsig2/blobs/sha256/$(jq -r '.layers[0].digest' "$m" | cut -d: 
 "$IMGTOOL" tags "$R" | grep -qx "sha256-$hex.sig" || fail "tags lacks the signature tag"
 expect_exit 5 verify --key py.pub "$R:v1"
 pass "registry: sign + verify docker://; same key twice keeps one layer; a second key appends; identity HOST/REPO"
+
+# A plain push carries the signatures, the attestation and the SBOM (as cosign copy
+# does): verify --key and verify --attestation pass against the registry, no further step.
+C="docker://$REG_HOST/team/carried"
+out=$("$IMGTOOL" push --json "oci:$WORK/img:v1" "$C:v1")
+assert_eq "$(jq -r '.artifacts | join(",")' <<<"$out")" "sha256-$hex.sig,sha256-$hex.att,sha256-$hex.sbom" "artifacts pushed"
+"$IMGTOOL" verify --key a.pub "$C:v1" >/dev/null || fail "signature by a did not travel"
+"$IMGTOOL" verify --key b.pub "$C:v1" >/dev/null || fail "signature by b did not travel"
+"$IMGTOOL" verify --key a.pub --attestation --type spdxjson "$C:v1" | grep -q "^ATTESTATION .*verified" ||
+  fail "the attestation did not travel"
+for t in sig att sbom; do "$IMGTOOL" tags "$C" | grep -qx "sha256-$hex.$t" || fail "no .$t tag after push"; done
+"$IMGTOOL" pull -q "$C:v1" "oci:$WORK/back:v1" >/dev/null
+"$IMGTOOL" verify --key a.pub --attestation "oci:$WORK/back:v1" >/dev/null || fail "pull did not carry the attestation"
+pass "push carries .sig, .att, .sbom; verify --key and --attestation pass on the registry and after pull"

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   imgtool::cli::AddVerifyCommand(app, run);
   imgtool::cli::AddDiffCommand(app, run);
   imgtool::cli::AddCopyCommands(app, run);
+  imgtool::cli::AddIndexCommands(app, run);
   imgtool::cli::AddLoginCommands(app, run);
   imgtool::cli::AddSignCommands(app, run);
   imgtool::cli::AddPolicyCommands(app, run);

@@ -27,6 +27,7 @@ void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
 void AddVerifyCommand(CLI::App& app, Action& run);
 void AddDiffCommand(CLI::App& app, Action& run);
 void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve, tags
+void AddIndexCommands(CLI::App& app, Action& run);  // index create, index append
 void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
 void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint

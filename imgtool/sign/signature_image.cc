@@ -17,19 +17,19 @@ std::string ArtifactTag(const oci::Digest& image, std::string_view suffix) {
   return "sha256-" + image.hex() + std::string(suffix);
 }
 
-Result<std::vector<SignatureLayer>> SignatureLayers(const oci::Image& signature_image) {
+Result<std::vector<SignatureLayer>> SignatureLayers(const oci::BlobStore& store, const oci::Manifest& manifest) {
   std::vector<SignatureLayer> out;
-  for (const auto& l : signature_image.layers()) {
-    const std::string what = "signature layer " + l->digest().str();
-    if (static_cast<uint64_t>(l->size()) > kMaxPayload) {
-      return MakeError(ErrorKind::kInvalidInput, what + ": " + std::to_string(l->size()) + " bytes; too large");
+  for (const auto& l : manifest.layers) {
+    const std::string what = "signature layer " + l.digest.str();
+    if (static_cast<uint64_t>(l.size) > kMaxPayload) {
+      return MakeError(ErrorKind::kInvalidInput, what + ": " + std::to_string(l.size) + " bytes; too large");
     }
-    auto raw = signature_image.store()->OpenBlob(l->descriptor());
+    auto raw = store.OpenBlob(l);
     if (!raw.ok()) return raw.error().Context(what);
     oci::LimitReader limited(std::move(*raw), kMaxPayload, what);
     auto bytes = oci::ReadAll(limited, kMaxPayload, what);
     if (!bytes.ok()) return bytes.error();
-    out.push_back({l->descriptor(), *bytes});
+    out.push_back({l, *bytes});
   }
   return out;
 }

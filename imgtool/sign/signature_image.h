@@ -22,9 +22,10 @@ inline constexpr std::string_view kAttestationSuffix = ".att";
 // "sha256-<hex>.sig" for the image `image`.
 std::string ArtifactTag(const oci::Digest& image, std::string_view suffix);
 
-// The layers of a signature image. Payloads are read as they are (a size cap, no digest
-// check here: verify.h reports a payload that does not match its descriptor, per layer).
-Result<std::vector<SignatureLayer>> SignatureLayers(const oci::Image& signature_image);
+// The layers a signature manifest names, as cosign reads them (its config is not
+// consulted). Payloads are read as they are (a size cap, no digest check here: verify.h
+// reports a payload that does not match its descriptor, per layer).
+Result<std::vector<SignatureLayer>> SignatureLayers(const oci::BlobStore& store, const oci::Manifest& manifest);
 
 // An image holding exactly `layers`, in memory, ready to be written anywhere.
 Result<oci::Node> SignatureImage(const std::vector<SignatureLayer>& layers);

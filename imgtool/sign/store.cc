@@ -28,13 +28,16 @@ Result<SignatureStore> SignatureStore::For(const oci::Digest& digest) const {
 
 Result<std::vector<SignatureLayer>> SignatureStore::Read(std::string_view suffix) const {
   std::string tag = ArtifactTag(image_, suffix);
-  auto node = repo_->Open(tag);
-  if (!node.ok()) {
-    if (node.error().kind == ErrorKind::kNotFound) return std::vector<SignatureLayer>();
-    return node.error().Context("reading " + tag);
+  auto desc = repo_->Resolve(tag);
+  if (!desc.ok()) {
+    if (desc.error().kind == ErrorKind::kNotFound) return std::vector<SignatureLayer>();
+    return desc.error().Context("reading " + tag);
   }
-  if (!node->image) return MakeError(ErrorKind::kInvalidInput, repo_->name() + ": " + tag + " is an index, not a signature image");
-  return SignatureLayers(*node->image);
+  auto raw = repo_->store()->ReadManifest(*desc);
+  if (!raw.ok()) return raw.error().Context("reading " + tag);
+  auto manifest = oci::ParseManifest(*raw, repo_->name() + ": " + tag);
+  if (!manifest.ok()) return manifest.error();
+  return SignatureLayers(*repo_->store(), *manifest);
 }
 
 Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLayer& layer,

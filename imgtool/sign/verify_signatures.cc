@@ -44,7 +44,12 @@ Result<SignatureVerdict> Run(const ref::Reference& ref, const std::vector<std::s
   auto store = SignatureStore::Open(ref, transport::SinkOptions{opts, {}});
   if (!store.ok()) return store.error();
   auto layers = store->Read(suffix);
-  if (!layers.ok()) return layers.error();
+  if (!layers.ok()) {
+    // A signature image that is malformed or damaged is no signature: denied, with why.
+    ErrorKind k = layers.error().kind;
+    if (k != ErrorKind::kIntegrity && k != ErrorKind::kInvalidInput) return layers.error();
+    return SignatureVerdict{false, store->image(), layers.error().message, {}, {}};
+  }
   Decision d = decide(*layers, store->image(), *keys);
   return SignatureVerdict{d.ok, store->image(), d.reason, d.verified_keys, d.signatures};
 }

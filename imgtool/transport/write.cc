@@ -41,8 +41,7 @@ std::vector<std::shared_ptr<const oci::Blob>> BlobsOf(const std::vector<oci::Nod
     add(m.image->config_blob());
     for (const auto& l : m.image->layers()) add(l);
   }
-  // Biggest first, so the parallel transfers finish together.
-  std::stable_sort(blobs.begin(), blobs.end(), [](const auto& a, const auto& b) { return a->size() > b->size(); });
+  // In manifest order (config, then layers bottom up), as every registry client sends them.
   return blobs;
 }
 
