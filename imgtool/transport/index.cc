@@ -31,7 +31,7 @@ Status CheckPlatforms(const std::vector<oci::Descriptor>& entries) {
   for (const auto& e : entries) {
     if (!e.platform) continue;
     auto [it, fresh] = seen.emplace(oci::PlatformString(*e.platform), e.digest);
-    if (!fresh && it->second != e.digest) {
+    if (!fresh) {
       return MakeError(ErrorKind::kInvalidInput, "two images for " + it->first + ": " + it->second.Short() + " and " +
                                                      e.digest.Short() + " (an index holds one image per platform)");
     }
