@@ -58,10 +58,9 @@ Result<size_t> CheckedReader::Read(void* buf, size_t n) {
   return got;
 }
 
-Result<size_t> CheckedReader::ReadAt(uint64_t offset, void* buf, size_t n) {
-  if (offset >= size_) return size_t{0};
-  return inner_->ReadAt(offset, buf, static_cast<size_t>(std::min<uint64_t>(n, size_ - offset)));
-}
+// Unchecked and not capped: the caller checks (a registry upload hashes what it sends,
+// and looks one byte past the size to see a source that is longer than it should be).
+Result<size_t> CheckedReader::ReadAt(uint64_t offset, void* buf, size_t n) { return inner_->ReadAt(offset, buf, n); }
 
 Result<size_t> LimitReader::Read(void* buf, size_t n) {
   auto got = inner_->Read(buf, static_cast<size_t>(std::min<uint64_t>(n, left_ + 1)));

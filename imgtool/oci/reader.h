@@ -48,7 +48,7 @@ class StringReader : public Reader {
 // Passes `inner`'s bytes through while checking them against `expected_digest` and
 // `expected_size`; `name` ("blob sha256:ab12..") starts every error. Reading past the
 // size fails at once (a source that never ends cannot hang us); at the end, a short
-// stream or another sha256 fails. ReadAt is passed through unchecked, capped at the size.
+// stream or another sha256 fails. ReadAt is passed through unchecked (its callers check).
 class CheckedReader : public Reader {
  public:
   CheckedReader(std::unique_ptr<Reader> inner, Digest expected_digest, int64_t expected_size, std::string name);
