@@ -4,12 +4,29 @@
 
 namespace imgtool::cli {
 
+namespace {
+
+// "imgtool policy check": the verbs parsed before the error, for the usage hint.
+std::string VerbPath(CLI::App& app) {
+  std::string path = app.get_name();
+  for (CLI::App* cur = &app;;) {
+    auto subs = cur->get_subcommands();
+    if (subs.empty()) return path;
+    cur = subs.front();
+    path += " " + cur->get_name();
+  }
+}
+
+}  // namespace
+
 int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Usage errors read like every other error, and say where the usage is.
+    std::cerr << "imgtool: error: " << e.what() << "\n(see '" << VerbPath(app) << " --help')\n";
+    return 2;
   }
   return run ? run() : 2;
 }
