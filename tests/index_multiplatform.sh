@@ -60,7 +60,9 @@ check_index "$R:v1" "$R:v1" --tls-verify=false
 skopeo copy -q --all --src-tls-verify=false "$R:v1" "oci:$WORK/skall:v1" >/dev/null
 assert_eq "$("$IMGTOOL" digest "oci:$WORK/skall:v1")" "$idx" "skopeo copy --all keeps the index digest"
 "$IMGTOOL" verify "oci:$WORK/skall:v1" >/dev/null
-pass "registry: the same checks on docker://; skopeo copy --all of it verifies with the same digest"
+assert_eq "$("$IMGTOOL" copy -q --platform linux/arm64 "$R:v1" "oci:$WORK/one:arm64")" "$arm" "copy --platform"
+assert_eq "$(jq -r '.manifests[0].digest' "$WORK/one/index.json")" "$arm" "copy --platform writes only that image"
+pass "registry: the same checks on docker://; skopeo copy --all of it verifies with the same digest; copy --platform"
 
 # A damaged child is named, and only when that child is checked.
 cp -a "$WORK/multi" "$WORK/bad"

@@ -22,6 +22,7 @@ struct CopyFlags {
   bool quiet = false;
   bool json = false;
   bool no_artifacts = false;
+  std::string platform;
 };
 
 remote::RegistryOptions Side(const RemoteFlags& common, const RemoteFlags& side) {
@@ -74,6 +75,9 @@ int RunCopy(const CopyFlags& f, const std::string& verb) {
   opts.destination.registry.limit_rate = f.limit_rate;
   opts.write.jobs = f.jobs;
   opts.artifacts = !f.no_artifacts;
+  auto platform = PlatformFlag(f.platform);
+  if (!platform.ok()) return Fail(platform.error());
+  opts.platform = *platform;
   auto& upload = opts.destination.upload;
   upload.chunk_size = f.chunk_mib << 20;
   upload.monolithic_max = std::min<uint64_t>(upload.monolithic_max, upload.chunk_size);
@@ -114,6 +118,7 @@ void AddCopyLike(CLI::App& app, Action& run, const std::string& verb, const std:
   cmd->add_option("--limit-rate", f->limit_rate, "Upload bytes per second per blob (0: unlimited)");
   cmd->add_flag("--quiet,-q", f->quiet, "No progress; print only the digest");
   cmd->add_flag("--json", f->json, "Print a JSON report (digests, what happened to each blob)");
+  cmd->add_option("--platform", f->platform, "Of an index, copy only the image for OS/ARCH[/VARIANT]");
   cmd->add_flag("--no-artifacts", f->no_artifacts,
                 "Copy the image alone, not its sha256-<hex>.sig, .att and .sbom tags (nor its children's)");
   cmd->callback([f, &run, verb] { run = [f, verb] { return RunCopy(*f, verb); }; });
@@ -160,24 +165,29 @@ int RunTags(const ResolveFlags& f) {
 
 void AddCopyCommands(CLI::App& app, Action& run) {
   AddCopyLike(app, run, "copy",
-              "Copy an image between layouts, archives and registries, manifests byte for byte\n"
-              "(digests never change; an index travels with all its images).\n"
-              "Pipeline: source -> blobs (skip / mount / resumable upload / hashed download) ->\n"
-              "manifests -> sink.\n\n"
-              "Example:\n  imgtool copy oci:out/golden:latest docker://127.0.0.1:5000/golden:v1");
+              "Copy an image, an index (with all its images) or an artifact between layouts,\n"
+              "archives and registries, manifests byte for byte (digests never change), then its\n"
+              "signatures, attestations and SBOM (sha256-<hex>.sig/.att/.sbom, also each child's).\n"
+              "Every blob is checked (size, sha256) as it streams, before it is committed.\n"
+              "Pipeline: open -> blobs (skip / mount / resumable upload / checked download) ->\n"
+              "manifests, children first -> sink -> sibling artifacts.\n\n"
+              "Examples:\n  imgtool copy oci:out/golden:latest docker://127.0.0.1:5000/golden:v1\n"
+              "  imgtool copy --platform linux/arm64 docker://127.0.0.1:5000/golden:multi oci:out/arm64:v1");
   AddCopyLike(app, run, "push",
               "Push a local image to a registry (copy with a local SRC and a docker:// DEST).\n\n"
               "Example:\n  imgtool push oci:out/golden:latest docker://registry.example:5000/golden:v1");
   AddCopyLike(app, run, "pull",
-              "Pull an image from a registry into a layout or archive; every blob is hashed while\n"
-              "it streams and refused on mismatch before it is put in place.\n\n"
+              "Pull an image, index or artifact from a registry into a layout or archive, with its\n"
+              "signatures; every blob is hashed while it streams and refused on mismatch before it\n"
+              "is put in place.\n\n"
               "Example:\n  imgtool pull docker://registry.example:5000/golden:v1 oci:out/golden:v1");
 
   auto rf = std::make_shared<ResolveFlags>();
   CLI::App* resolve = app.add_subcommand("resolve",
                                          "Print the digest a tag points at (the registry's manifest, not pulled).\n\n"
                                          "Example:\n  imgtool resolve docker://registry.example:5000/golden:v1");
-  resolve->add_option("ref", rf->ref, "docker://HOST/REPO[:TAG] (or a local reference)")->required();
+  resolve->add_option("ref", rf->ref, "docker://[HOST/]REPO[:TAG], oci:DIR[:TAG] or oci-archive:FILE[:TAG]")
+      ->required();
   AddRemoteFlags(resolve, rf->remote);
   resolve->add_flag("--json", rf->json, "Print a JSON object");
   resolve->callback([rf, &run] { run = [rf] { return RunResolve(*rf); }; });
@@ -186,7 +196,7 @@ void AddCopyCommands(CLI::App& app, Action& run) {
   CLI::App* tags = app.add_subcommand("tags",
                                       "List the tags of a repository (signatures live at sha256-<hex>.sig tags).\n\n"
                                       "Example:\n  imgtool tags docker://registry.example:5000/golden");
-  tags->add_option("repo", tf->ref, "docker://HOST/REPO")->required();
+  tags->add_option("repo", tf->ref, "docker://[HOST/]REPO, oci:DIR or oci-archive:FILE")->required();
   AddRemoteFlags(tags, tf->remote);
   tags->add_flag("--json", tf->json, "Print a JSON object");
   tags->callback([tf, &run] { run = [tf] { return RunTags(*tf); }; });

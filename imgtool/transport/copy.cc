@@ -30,6 +30,9 @@ Result<std::vector<std::string>> WriteArtifacts(const oci::Node& node, const oci
 Result<CopyReport> Copy(const ref::Reference& src, const ref::Reference& dst, const CopyOptions& opts) {
   auto opened = Open(src, opts.source);
   if (!opened.ok()) return opened.error();
+  auto selected = SelectPlatform(opened->node, opts.platform);
+  if (!selected.ok()) return selected.error().Context(src.str());
+  opened->node = *selected;
   const oci::Digest& top = opened->node.descriptor.digest;
   if (!dst.digest.empty() && dst.digest != top.str()) {
     return MakeError(ErrorKind::kInvalidInput, dst.str() + ": the source's digest is " + top.str());

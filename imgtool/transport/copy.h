@@ -4,6 +4,7 @@
 // "Blob already there" and cross-repository mounts happen inside the registry sink.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct CopyOptions {
   SinkOptions destination;
   WriteOptions write;
   bool artifacts = true;  // --no-artifacts: the image alone
+  std::optional<oci::Platform> platform;  // of an index: copy only this image (crane copy --platform)
 };
 
 struct CopyReport : WriteReport {
