@@ -1,0 +1,143 @@
+// The views over a BlobStore: images, artifacts and indexes told apart, every byte
+// checked, and hostile manifests (random mutations of valid ones) refused without a
+// crash.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "oci/image.h"
+#include "oci/image_config.h"
+#include "oci/media_types.h"
+#include "oci/memory_store.h"
+
+namespace imgtool::oci {
+
+namespace {
+
+Descriptor AddImage(MemoryStore& store, const std::string& arch) {
+  Json cfg = NewImageConfig("linux", arch);
+  Manifest m;
+  m.layers.push_back(store.Add("layer-" + arch, kMediaTypeLayerGzip));
+  AppendLayerToConfig(cfg, Digest::Of("tar-" + arch), {"1970-01-01T00:00:00Z", "t", false});
+  m.config = store.Add(*CanonicalJson(cfg), kMediaTypeConfig);
+  auto d = store.Add(*SerializeManifest(m), kMediaTypeManifest);
+  d.platform = Platform{"linux", arch, ""};
+  return d;
+}
+
+}  // namespace
+
+TEST(Image, ImagesArtifactsAndIndexesAreToldApart) {
+  auto store = std::make_shared<MemoryStore>();
+  auto amd = AddImage(*store, "amd64");
+  auto node = OpenNode(store, amd);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  ASSERT_TRUE(node->image);
+  EXPECT_FALSE(node->image->is_artifact());
+  EXPECT_EQ(node->image->layers()[0]->diff_id(), Digest::Of("tar-amd64"));
+
+  Manifest art;
+  art.artifact_type = "application/vnd.example+json";
+  art.config = store->Add("{}", kMediaTypeEmpty);
+  art.layers.push_back(store->Add("hello", "text/plain"));
+  art.subject = amd;
+  auto a = AddManifest(store, art);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_TRUE(a->image->is_artifact());
+  EXPECT_EQ(a->image->artifact_type(), "application/vnd.example+json");
+  EXPECT_TRUE(a->image->layers()[0]->diff_id().empty());
+  EXPECT_EQ(a->image->manifest().subject->digest, amd.digest);
+
+  Index idx;
+  idx.manifests = {amd, AddImage(*store, "arm64")};
+  auto i = AddIndex(store, idx);
+  ASSERT_TRUE(i.ok());
+  ASSERT_TRUE(i->is_index());
+  auto arm = i->index->ChildFor(Platform{"linux", "arm64", "v8"});
+  ASSERT_TRUE(arm.ok());
+  EXPECT_TRUE(i->index->Child(*arm)->image);
+}
+
+TEST(Image, EveryByteIsCheckedAgainstItsDescriptor) {
+  auto store = std::make_shared<MemoryStore>();
+  auto amd = AddImage(*store, "amd64");
+  Descriptor lying = amd;
+  lying.size += 1;
+  auto n = OpenNode(store, lying);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().kind, ErrorKind::kIntegrity);
+  Descriptor wrong_type = amd;
+  wrong_type.media_type = std::string(kMediaTypeIndex);
+  Manifest typed;
+  typed.config = store->Add(*CanonicalJson(NewImageConfig("linux", "amd64")), kMediaTypeConfig);
+  auto typed_node = AddManifest(store, typed);  // its body says it is a manifest
+  ASSERT_TRUE(typed_node.ok());
+  Descriptor as_index = typed_node->descriptor;
+  as_index.media_type = std::string(kMediaTypeIndex);
+  auto confused = OpenNode(store, as_index);
+  ASSERT_FALSE(confused.ok());
+  EXPECT_NE(confused.error().message.find("but it was named as"), std::string::npos) << confused.error().message;
+
+  auto layer = OpenNode(store, amd)->image->layers()[0];
+  Blob short_blob(store, Descriptor{layer->media_type(), layer->digest(), layer->size() + 5, {}, {}});
+  auto r = short_blob.Open();
+  ASSERT_TRUE(r.ok());
+  auto all = ReadAll(**r, 1 << 20, "x");
+  ASSERT_FALSE(all.ok());
+  EXPECT_NE(all.error().message.find("ends after 11 of the 16 bytes"), std::string::npos) << all.error().message;
+}
+
+TEST(Image, PlatformsParseAndMatchAsCraneSpellsThem) {
+  EXPECT_EQ(PlatformString(*ParsePlatform("linux/arm64/v8")), "linux/arm64/v8");
+  EXPECT_FALSE(ParsePlatform("linux").ok());
+  EXPECT_FALSE(ParsePlatform("linux//v8").ok());
+  EXPECT_FALSE(ParsePlatform("a/b/c/d").ok());
+  EXPECT_TRUE(PlatformMatches({"linux", "arm64", ""}, {"linux", "arm64", "v8"}));
+  EXPECT_TRUE(PlatformMatches({"linux", "arm64", "v8"}, {"linux", "arm64", ""}));
+  EXPECT_FALSE(PlatformMatches({"linux", "arm", "v7"}, {"linux", "arm", "v6"}));
+  EXPECT_FALSE(PlatformMatches({"linux", "amd64", ""}, {"windows", "amd64", ""}));
+}
+
+// Random byte flips, insertions and truncations of valid manifests and indexes: every
+// outcome is a node or an error with a kind, never a crash (run under ASan in CI).
+TEST(Image, MutatedManifestsNeverCrash) {
+  auto base = std::make_shared<MemoryStore>();
+  Index idx;
+  idx.manifests = {AddImage(*base, "amd64"), AddImage(*base, "arm64")};
+  std::vector<std::string> seeds = {*SerializeIndex(idx)};
+  for (const auto& d : idx.manifests) seeds.push_back(*ReadBlob(*base, d, 1 << 20));
+  std::mt19937 rng(20261201);
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes = seeds[rng() % seeds.size()];
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) {
+      size_t at = rng() % bytes.size();
+      switch (rng() % 3) {
+        case 0: bytes[at] = static_cast<char>(rng()); break;
+        case 1: bytes.insert(at, 1, "{}[]\",:0a"[rng() % 9]); break;
+        default: bytes.resize(at); break;
+      }
+      if (bytes.empty()) bytes = "{";
+    }
+    auto store = std::make_shared<MemoryStore>(*base);
+    Descriptor d = store->Add(bytes, "");
+    auto node = OpenNode(store, d);
+    if (!node.ok()) {
+      ++refused;
+      continue;
+    }
+    ++opened;
+    if (node->is_index()) {
+      for (const auto& c : node->index->children()) (void)node->index->Child(c);
+    } else {
+      for (const auto& l : node->image->layers()) {
+        auto r = l->Open();
+        if (r.ok()) (void)Drain(**r);
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(opened + refused, 20000);
+}
+
+}  // namespace imgtool::oci
