@@ -1,5 +1,7 @@
 #include "build/build_record.h"
 
+#include "build/base_spec.h"
+
 namespace imgtool::build {
 
 Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, const std::vector<RecordInput>& inputs,
@@ -17,7 +19,11 @@ Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result,
                       {"size", l.descriptor.size},
                       {"mediaType", l.descriptor.media_type}});
   }
-  Json base = spec.base.scratch ? Json("scratch") : Json({{"digest", spec.base.digest.str()}});
+  Json base = Json("scratch");
+  if (!spec.base.scratch) {
+    base = {{"digest", spec.base.digest.str()}, {"manifest", result.base_manifest.str()}};
+    if (std::string source = BaseSource(spec.base); !source.empty()) base["source"] = source;
+  }
   Json j = {{"recordVersion", 1},
             {"tool", std::string("imgtool ") + IMGTOOL_VERSION},
             {"sourceDateEpoch", epoch},

@@ -1,5 +1,5 @@
-// The build record written beside the output: what went in (the spec's digest, every
-// input file's digest and size), what came out (every blob's digest), the tool version
+// The build record written beside the output: what went in (the spec's digest, the base
+// as pinned and as resolved for the platform, every input file's digest and size), what came out (every blob's digest), the tool version
 // and the epoch. It holds no host paths or times, so two reproducible builds write
 // byte-identical records, and `diff` of two records shows which input moved.
 #pragma once

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <map>
 
+#include "archive/known_diff_ids.h"
+#include "build/base_image.h"
+#include "build/base_spec.h"
 #include "build/build_record.h"
 #include "build/dpkg_status.h"
 #include "build/fetch.h"
-#include "archive/known_diff_ids.h"
 #include "build/layer_cache.h"
 #include "build/lock.h"
 #include "build/metadata_layer.h"
@@ -17,13 +19,12 @@
 #include "build/spec.h"
 #include "fs/atomic_file.h"
 #include "layout/layout_reader.h"
-#include "layout/layout_writer.h"
 #include "layout/layout_sink.h"
+#include "layout/layout_writer.h"
 #include "layout/oci_archive.h"
 #include "oci/human_bytes.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
-#include "transport/open.h"
 
 namespace imgtool::build {
 
@@ -51,22 +52,6 @@ Result<std::string> FileFromImage(const oci::Image& image, const std::string& pa
   return std::string();
 }
 
-// The base image the spec pins, opened by digest; an index gives the spec's platform.
-Result<std::shared_ptr<const oci::Image>> OpenBase(const Spec& spec) {
-  ref::Reference r;
-  r.transport = ref::Transport::kOciLayout;
-  r.path = spec.base.layout;
-  r.digest = spec.base.digest.str();
-  auto opened = transport::Open(r);
-  if (!opened.ok()) return opened.error();
-  auto node = transport::SelectPlatform(opened->node, spec.platform);
-  if (!node.ok()) return node.error();
-  if (!node->image || node->image->is_artifact()) {
-    return MakeError(ErrorKind::kInvalidInput, r.str() + ": not an image");
-  }
-  return node->image;
-}
-
 void SetEnv(oci::Json& cfg, const std::map<std::string, std::string>& env) {
   // Base order first, then the spec's variables in sorted order; the spec wins a clash.
   std::vector<std::string> out;
@@ -91,6 +76,7 @@ struct Pipeline {
   archive::Compression compression = archive::Compression::kGzip;
   LayerCache cache = LayerCache::Disabled();
   std::vector<RecordInput> record_inputs;
+  oci::Digest base_manifest;  // the base's image for the platform; empty for scratch
   // Each layer written here is recorded with its diff_id, so verify need not inflate it.
   archive::KnownDiffIds known;
 
@@ -134,7 +120,7 @@ struct Pipeline {
   Status CheckLock(const std::vector<PlannedLayer>& plans) const {
     auto locked = ReadLock(opt.lock_path);
     if (!locked.ok()) return locked.error();
-    auto now = MakeLock(spec, plans, [&](size_t l) -> std::optional<std::vector<oci::Digest>> {
+    auto now = MakeLock(spec, base_manifest, plans, [&](size_t l) -> std::optional<std::vector<oci::Digest>> {
       auto hit = cache.Lookup(LayerKey(plans[l]));
       if (!hit) return std::nullopt;
       return hit->file_digests;
@@ -209,7 +195,7 @@ struct Pipeline {
 }  // namespace
 
 Result<BuildResult> Build(const BuildOptions& opt) {
-  Pipeline p{opt, {}, {}, LayerCache::Disabled(), {}, archive::KnownDiffIds::In(opt.cache_dir)};
+  Pipeline p{opt, {}, {}, LayerCache::Disabled(), {}, {}, archive::KnownDiffIds::In(opt.cache_dir)};
   // 1. Everything that can be wrong with the inputs is found before any output exists.
   auto spec = LoadSpec(opt.spec_path);
   if (!spec.ok()) return spec.error();
@@ -227,9 +213,10 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   std::shared_ptr<const oci::Image> base;
   std::string base_passwd, base_group;
   if (!p.spec.base.scratch) {
-    auto b = OpenBase(p.spec);
+    auto b = OpenBase(p.spec, BaseOptions{opt.download_dir, opt.registry, opt.progress});
     if (!b.ok()) return b.error().Context("base image");
     base = *b;
+    p.base_manifest = base->digest();
     auto pw = FileFromImage(*base, "etc/passwd");
     if (!pw.ok()) return pw.error().Context("base image /etc/passwd");
     auto gr = FileFromImage(*base, "etc/group");
@@ -306,6 +293,9 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     if (base) {
       cfg = base->config();
       manifest.annotations["org.opencontainers.image.base.digest"] = base->digest().str();
+      if (std::string name = BaseName(p.spec.base); !name.empty()) {
+        manifest.annotations["org.opencontainers.image.base.name"] = name;
+      }
       auto sink = layout::LayoutSink::Open(out_dir, "build output");
       if (!sink.ok()) return sink.error();
       for (const auto& l : base->layers()) {
@@ -367,6 +357,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     r.manifest = *man_desc;
     r.config = *cfg_desc;
     r.output = opt.output.str();
+    r.base_manifest = p.base_manifest;
     r.packages = packages;
     r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
     auto record = BuildRecordJson(p.spec, r, p.record_inputs, opt.epoch, CompressionName(p.compression));

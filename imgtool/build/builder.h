@@ -1,5 +1,5 @@
 // `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> layout sink.
-// The pipeline is base image (scratch or a pinned layout) -> append the spec's layers
+// The pipeline is base image (scratch, or pinned in a layout or a registry) -> append the spec's layers
 // -> append the metadata layer -> set config (user, env, entrypoint, labels, created
 // from SOURCE_DATE_EPOCH) -> write to oci:DIR[:TAG] or oci-archive:FILE[:TAG].
 #pragma once
@@ -10,9 +10,10 @@
 
 #include "archive/layer.h"
 #include "build/packages.h"
-#include "ref/reference.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
+#include "ref/reference.h"
+#include "remote/registry.h"
 
 namespace imgtool::build {
 
@@ -22,7 +23,8 @@ struct BuildOptions {
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH
   std::optional<archive::Compression> compression;  // overrides the spec's
   std::string cache_dir;  // empty: no cache
-  std::string download_dir;  // where package URLs are fetched to (build/fetch.h)
+  std::string download_dir;          // where package URLs and registry bases are fetched to (fetch.h, base_image.h)
+  remote::RegistryOptions registry;  // for a docker:// base
   std::string lock_path;     // non-empty: --locked; refuse inputs that differ from this lock
   std::string record_path;  // empty: "<output path>.build.json"
   // Human progress ("layer 2/3 cuda: 1.2 GB of 2.4 GB"); may be empty.
@@ -45,6 +47,7 @@ struct BuildResult {
   std::string record_path;  // the build record
   std::string sbom_path;    // the SPDX SBOM beside the output (also stored in the layout)
   std::vector<PackageRecord> packages;  // every package installed, in spec order
+  oci::Digest base_manifest;            // the base's image manifest for the platform; empty for scratch
 };
 
 Result<BuildResult> Build(const BuildOptions& options);

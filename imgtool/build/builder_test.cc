@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "archive/layer.h"
+#include "build/lock.h"
 #include "build/metadata_layer.h"
 #include "fs/atomic_file.h"
 #include "layout/layout_repository.h"
+#include "oci/canonical_json.h"
 
 namespace imgtool::build {
 
@@ -101,6 +103,44 @@ TEST(Builder, BaseImageKeepsItsLayersAndUsers) {
   auto bad = Build(w.Options(w.Spec("wrong", wrong), "wrong-img"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().kind, ErrorKind::kNotFound);
+}
+
+// A registry base whose image the download cache holds whole is opened from the cache:
+// registry.invalid is never asked (it could not answer).
+TEST(Builder, RegistryBaseComesFromTheDownloadCache) {
+  Workspace w;
+  const std::string downloads = w.dir.path() + "/downloads";
+  auto base = Build(w.Options(w.Spec("base", kSpec), "downloads/bases"));
+  ASSERT_TRUE(base.ok()) << base.error().message;
+  const std::string pin = base->manifest.digest.str();
+  std::string child = R"({"base":"docker://registry.invalid/team/base:1@)" + pin +
+                      R"(","user":{"name":"u2","uid":10002,"gid":10002},
+      "layers":[{"name":"more","files":[{"src":"data.txt","dest":"/srv/"}]}]})";
+  BuildOptions o = w.Options(w.Spec("child", child), "child-img");
+  o.download_dir = downloads;
+  auto r = Build(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->base_manifest.str(), pin);
+  auto img = OpenImage(w.dir.path() + "/child-img", "v1");
+  ASSERT_TRUE(img.ok());
+  ASSERT_EQ((*img)->layers().size(), 4u);
+  EXPECT_EQ((*img)->layers()[0]->digest(), base->layers[0].descriptor.digest);
+  const auto& ann = (*img)->manifest().annotations;
+  EXPECT_EQ(ann.at("org.opencontainers.image.base.digest"), pin);
+  EXPECT_EQ(ann.at("org.opencontainers.image.base.name"), "registry.invalid/team/base:1");
+  auto record = oci::ParseJson(*fs::ReadSmallFile(r->record_path), "record");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ((*record)["base"].dump(), R"({"digest":")" + pin + R"(","manifest":")" + pin +
+                                          R"(","source":"docker://registry.invalid/team/base:1"})");
+  FetchOptions fetch;
+  fetch.cache_dir = downloads;
+  auto lock = LockSpec(w.dir.path() + "/child/spec.json", fetch);
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  const LockInput& in = lock->inputs.at(0);
+  EXPECT_EQ(in.kind, "base");
+  EXPECT_EQ(in.sha256.str(), pin);
+  EXPECT_EQ(in.manifest.str(), pin);
+  EXPECT_EQ(in.source, "docker://registry.invalid/team/base:1");
 }
 
 TEST(MetadataLayer, UserClashesAreErrors) {

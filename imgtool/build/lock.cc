@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "build/base_image.h"
+#include "build/base_spec.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 
@@ -27,20 +29,23 @@ Error Bad(const std::string& name, const std::string& what) {
 
 std::string LockFileName() { return "imgtool.lock.json"; }
 
-Result<Lock> MakeLock(const Spec& spec, const std::vector<PlannedLayer>& plans, const KnownDigests& known) {
+Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const std::vector<PlannedLayer>& plans,
+                      const KnownDigests& known) {
   Lock lock;
-  if (!spec.base.scratch) lock.inputs.push_back({"", "base", "base", "", spec.base.digest, 0, ""});
+  if (!spec.base.scratch) {
+    lock.inputs.push_back({"", "base", "base", "", spec.base.digest, 0, BaseSource(spec.base), base_manifest});
+  }
   for (size_t l = 0; l < plans.size() && l < spec.layers.size(); ++l) {
     const PlannedLayer& plan = plans[l];
     for (const auto& p : plan.packages) {
-      lock.inputs.push_back({plan.name, PackageKindName(p.kind), p.name, p.version, p.sha256, p.size, p.source});
+      lock.inputs.push_back({plan.name, PackageKindName(p.kind), p.name, p.version, p.sha256, p.size, p.source, {}});
     }
     std::optional<std::vector<oci::Digest>> digests;
     if (known) digests = known(l);
     for (size_t i = 0; i < plan.entries.size(); ++i) {
       const archive::Entry& e = plan.entries[i];
       if (plan.inputs[i].empty() || e.type != archive::EntryType::kFile) continue;
-      LockInput in{plan.name, "file", "/" + e.path, "", {}, e.size, plan.inputs[i]};
+      LockInput in{plan.name, "file", "/" + e.path, "", {}, e.size, plan.inputs[i], {}};
       if (digests && i < digests->size() && !(*digests)[i].empty()) {
         in.sha256 = (*digests)[i];
       } else {
@@ -64,6 +69,7 @@ std::string LockJson(const Lock& lock) {
     if (!in.layer.empty()) j["layer"] = in.layer;
     if (!in.version.empty()) j["version"] = in.version;
     if (!in.source.empty()) j["source"] = in.source;
+    if (!in.manifest.empty()) j["manifest"] = in.manifest.str();
     inputs.push_back(std::move(j));
   }
   // Indented so a change reviews as a one-line diff; nlohmann sorts keys, so this is stable.
@@ -71,9 +77,16 @@ std::string LockJson(const Lock& lock) {
   return doc.dump(2) + "\n";
 }
 
-Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch) {
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
+                      const remote::RegistryOptions& registry) {
   auto spec = LoadSpec(spec_path);
   if (!spec.ok()) return spec.error();
+  oci::Digest base_manifest;
+  if (!spec->base.scratch) {
+    auto base = OpenBase(*spec, BaseOptions{fetch.cache_dir, registry, fetch.progress});
+    if (!base.ok()) return base.error().Context("base image");
+    base_manifest = (*base)->digest();
+  }
   IMGTOOL_TRY(FetchPackageUrls(*spec, fetch));
   std::vector<PlannedLayer> plans;
   for (const auto& layer : spec->layers) {
@@ -81,7 +94,7 @@ Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch) {
     if (!plan.ok()) return plan.error().Context(spec_path);
     plans.push_back(std::move(*plan));
   }
-  return MakeLock(*spec, plans);
+  return MakeLock(*spec, base_manifest, plans);
 }
 
 Result<Lock> ParseLock(std::string_view text, const std::string& name) {
@@ -117,6 +130,15 @@ Result<Lock> ParseLock(std::string_view text, const std::string& name) {
     auto d = oci::Digest::Parse(digest);
     if (!d.ok()) return Bad(name, where + ".sha256: '" + digest + "' is not a sha256 digest");
     in.sha256 = *d;
+    std::string manifest;
+    IMGTOOL_TRY(text_of("manifest", false, &manifest));
+    if (!manifest.empty()) {
+      auto m = oci::Digest::Parse(manifest);
+      if (!m.ok()) return Bad(name, where + ".manifest: '" + manifest + "' is not a sha256 digest");
+      in.manifest = *m;
+    } else if (in.kind == "base") {
+      in.manifest = in.sha256;  // written before the lock recorded it: the pin is the image
+    }
     if (!j.contains("size") || !j["size"].is_number_unsigned()) return Bad(name, where + ".size: want a byte count");
     in.size = j["size"].get<uint64_t>();
     lock.inputs.push_back(std::move(in));
@@ -151,6 +173,8 @@ Status CompareLock(const Lock& locked, const Lock& now, const std::string& lock_
     differ("sha256", old.sha256.str(), in.sha256.str());
     differ("size", std::to_string(old.size), std::to_string(in.size));
     differ("source", old.source, in.source);
+    auto text = [](const oci::Digest& d) { return d.empty() ? std::string() : d.str(); };
+    differ("manifest", text(old.manifest), text(in.manifest));
   }
   for (const auto& in : locked.inputs) {
     if (!seen.count(key(in))) problems.push_back(Label(in) + ": locked but no longer an input");

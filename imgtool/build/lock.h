@@ -1,4 +1,5 @@
-// The lock file (imgtool.lock.json): every input of a build -- the base image, each
+// The lock file (imgtool.lock.json): every input of a build -- the base image (the
+// digest the spec pins and the platform's image manifest it resolves to), each
 // package (deb, wheel, installed wheel) and each file taken from a layer root -- with its
 // kind, name, version, sha256, size and source. `imgtool lock SPEC` writes it;
 // `imgtool build --locked` recomputes it before any output exists and refuses the build,
@@ -17,6 +18,7 @@
 #include "build/spec.h"
 #include "oci/digest.h"
 #include "oci/result.h"
+#include "remote/registry.h"
 
 namespace imgtool::build {
 
@@ -25,9 +27,13 @@ struct LockInput {
   std::string kind;     // "base", "deb", "wheel", "installed-wheel", "file"
   std::string name;     // package name; a file's in-image path ("/usr/bin/trainer"); "base"
   std::string version;  // packages only
-  oci::Digest sha256;   // the file's; an installed wheel's RECORD; the base's manifest
+  oci::Digest sha256;   // the file's; an installed wheel's RECORD; the base's pinned manifest or index
   uint64_t size = 0;
-  std::string source;   // URL or path as the spec writes it; a file's path under the layer root
+  std::string source;  // URL or path as the spec writes it; a file's path under the layer root;
+                       // a registry base's docker://HOST/REPO[:TAG]
+  // The base only: the image manifest for the spec's platform (sha256 itself when the pin
+  // is an image). A lock written before this was recorded reads it as sha256.
+  oci::Digest manifest;
 
   friend bool operator==(const LockInput&, const LockInput&) = default;
 };
@@ -42,12 +48,16 @@ std::string LockFileName();  // "imgtool.lock.json"
 // already known (the layer cache has them); nullopt to hash the sources now.
 using KnownDigests = std::function<std::optional<std::vector<oci::Digest>>(size_t layer)>;
 
-Result<Lock> MakeLock(const Spec& spec, const std::vector<PlannedLayer>& plans, const KnownDigests& known = {});
-std::string LockJson(const Lock& lock);
+// `base_manifest`: the platform's image manifest of the base (empty for scratch).
+Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const std::vector<PlannedLayer>& plans,
+                      const KnownDigests& known = {});
+std::string LockJson(const Lock& lock);  // two-space indented, sorted keys, trailing newline
 
-// `imgtool lock`: loads the spec, fetches its URLs, stages its packages (checking every
-// pin) and hashes its files.
-Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch);  // two-space indented, sorted keys, trailing newline
+// `imgtool lock`: loads the spec, opens its base (a registry base from the download
+// cache, fetched there when missing), fetches its URLs, stages its packages (checking
+// every pin) and hashes its files.
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
+                      const remote::RegistryOptions& registry = {});
 Result<Lock> ParseLock(std::string_view text, const std::string& name);
 Result<Lock> ReadLock(const std::string& path);
 

@@ -10,9 +10,11 @@ namespace {
 
 Lock Sample() {
   Lock l;
-  l.inputs.push_back({"", "base", "base", "", oci::Digest::Of("base"), 0, ""});
-  l.inputs.push_back({"cuda", "wheel", "nvidia-nccl-cu13", "2.28.9", oci::Digest::Of("whl"), 3, "https://x.invalid/n.whl"});
-  l.inputs.push_back({"app", "file", "/usr/bin/trainer", "", oci::Digest::Of("bin"), 3, "trainer"});
+  l.inputs.push_back({"", "base", "base", "", oci::Digest::Of("index"), 0, "docker://r.invalid/base:1",
+                      oci::Digest::Of("arm64 manifest")});
+  l.inputs.push_back(
+      {"cuda", "wheel", "nvidia-nccl-cu13", "2.28.9", oci::Digest::Of("whl"), 3, "https://x.invalid/n.whl", {}});
+  l.inputs.push_back({"app", "file", "/usr/bin/trainer", "", oci::Digest::Of("bin"), 3, "trainer", {}});
   return l;
 }
 
@@ -34,7 +36,7 @@ TEST(Lock, CompareNamesEveryDifference) {
   now.inputs[1].sha256 = oci::Digest::Of("other");
   now.inputs[1].version = "2.29.0";
   now.inputs.pop_back();
-  now.inputs.push_back({"app", "file", "/usr/bin/new", "", oci::Digest::Of("n"), 1, "new"});
+  now.inputs.push_back({"app", "file", "/usr/bin/new", "", oci::Digest::Of("n"), 1, "new", {}});
   Status s = CompareLock(Sample(), now, "L");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().kind, ErrorKind::kIntegrity);
@@ -71,6 +73,36 @@ TEST(Lock, HashesTheFilesOfAPlannedLayer) {
   EXPECT_EQ(lock->inputs[0].sha256, oci::Digest::Of("alpha\n"));
   EXPECT_EQ(lock->inputs[0].size, 6u);
   EXPECT_EQ(LockJson(*lock).find(dir->path()), std::string::npos) << "no host paths in the lock";
+}
+
+TEST(Lock, TheBaseRecordsItsPinAndItsPlatformManifest) {
+  std::string text = LockJson(Sample());
+  EXPECT_NE(text.find("\"manifest\": \"" + oci::Digest::Of("arm64 manifest").str() + "\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"source\": \"docker://r.invalid/base:1\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"manifest\"", text.find("nvidia-nccl-cu13")), std::string::npos) << "only the base has one";
+  Lock moved = Sample();
+  moved.inputs[0].manifest = oci::Digest::Of("new arm64 manifest");
+  Status s = CompareLock(Sample(), moved, "L");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            "1 input differ from L (run `imgtool lock SPEC` to accept them):\n  base base: manifest locked '" +
+                oci::Digest::Of("arm64 manifest").str() + "', now '" + oci::Digest::Of("new arm64 manifest").str() +
+                "'");
+}
+
+TEST(Lock, AnOlderBaseEntryReadsItsPinAsTheManifest) {
+  const std::string pin = oci::Digest::Of("image").str();
+  auto lock = ParseLock(
+      R"({"lockVersion": 1, "inputs": [{"kind": "base", "name": "base", "sha256": ")" + pin + R"(", "size": 0}]})",
+      "L");
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  EXPECT_EQ(lock->inputs[0].manifest.str(), pin);
+  auto bad = ParseLock(R"({"lockVersion": 1, "inputs": [{"kind": "base", "name": "base", "sha256": ")" + pin +
+                           R"(", "manifest": "x", "size": 0}]})",
+                       "L");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "L: $.inputs[0].manifest: 'x' is not a sha256 digest (rewrite it with `imgtool lock SPEC`)");
 }
 
 }  // namespace imgtool::build

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "build/base_spec.h"
 #include "build/fetch.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
@@ -285,23 +286,6 @@ Status ParseUser(const Json& j, Spec& spec) {
   return Status::Ok();
 }
 
-Status ParseBase(const Json& j, const std::string& dir, Spec& spec) {
-  if (j.is_string() && j.get<std::string>() == "scratch") return Status::Ok();
-  const std::string where = "$.base";
-  if (!j.is_object()) return Bad(where, "want \"scratch\" or {\"layout\": DIR, \"digest\": \"sha256:...\"}");
-  IMGTOOL_TRY(OnlyKeys(j, where, {"layout", "digest"}));
-  auto layout = GetString(j, "layout", where, true);
-  if (!layout.ok()) return layout.error();
-  auto digest = GetString(j, "digest", where, true);
-  if (!digest.ok()) return Bad(where + ".digest", "required: a base image is pinned by its manifest digest");
-  auto d = oci::Digest::Parse(*digest);
-  if (!d.ok()) return d.error().Context(where + ".digest");
-  spec.base.scratch = false;
-  spec.base.layout = Absolute(dir, *layout);
-  spec.base.digest = *d;
-  return Status::Ok();
-}
-
 Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
   if (!j.is_array()) return Bad("$.layers", "want an array");
   std::set<std::string> names;
@@ -381,8 +365,10 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   Status st = OnlyKeys(j, "$", {"base", "platform", "user", "compression", "layers", "env", "workdir", "entrypoint",
                                 "cmd", "labels", "stack"});
   if (!st.ok()) return ctx(st.error());
-  if (!j.contains("base")) return ctx(Bad("$.base", "required (\"scratch\" or a pinned OCI layout)"));
-  if (auto s = ParseBase(j["base"], dir, spec); !s.ok()) return ctx(s.error());
+  if (!j.contains("base")) return ctx(Bad("$.base", "required (\"scratch\" or an image pinned by digest)"));
+  auto base = ParseBaseSpec(j["base"], dir);
+  if (!base.ok()) return ctx(base.error());
+  spec.base = std::move(*base);
   if (!j.contains("user")) return ctx(Bad("$.user", "required: images run as a non-root user {name, uid, gid}"));
   if (auto s = ParseUser(j["user"], spec); !s.ok()) return ctx(s.error());
   if (j.contains("platform")) {

@@ -15,6 +15,7 @@
 #include "oci/digest.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
+#include "ref/reference.h"
 
 namespace imgtool::build {
 
@@ -70,10 +71,13 @@ struct UserSpec {
   std::string shell = "/sbin/nologin";
 };
 
+// The base image: scratch, or an image pinned by digest in a layout (oci:, oci-archive:,
+// paths made absolute) or a registry (docker://, kept in the download cache).
 struct BaseSpec {
   bool scratch = true;
-  std::string layout;  // absolute folder of an OCI layout
-  oci::Digest digest;  // manifest digest the base is pinned to
+  ref::Reference reference;  // always carries the digest; a docker:// tag beside it is kept
+  oci::Digest digest;        // the digest the spec pins (an index's when it names one)
+  bool registry() const { return !scratch && reference.transport == ref::Transport::kDocker; }
 };
 
 struct Spec {

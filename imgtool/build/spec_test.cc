@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "build/base_spec.h"
+
 namespace imgtool::build {
 
 namespace {
@@ -80,7 +82,72 @@ TEST(Spec, BaseMustBePinnedByDigest) {
                      "/ctx", "spec.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_FALSE(s->base.scratch);
-  EXPECT_EQ(s->base.layout, "/ctx/b");
+  EXPECT_FALSE(s->base.registry());
+  EXPECT_EQ(s->base.reference.str(), "oci:/ctx/b@sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(s->base.digest.hex(), std::string(64, 'a'));
+}
+
+namespace {
+const std::string kHex(64, 'b');
+std::string WithBase(const std::string& base) { return R"({"base":)" + base + "," + kUser + R"(,"layers":[]})"; }
+}  // namespace
+
+TEST(Spec, BaseFromARegistry) {
+  auto s = ParseSpec(WithBase(R"("docker://127.0.0.1:5000/team/base@sha256:)" + kHex + R"(")"), "/ctx", "spec.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE(s->base.registry());
+  EXPECT_EQ(s->base.reference.host, "127.0.0.1:5000");
+  EXPECT_EQ(s->base.reference.repository, "team/base");
+  EXPECT_EQ(s->base.digest.hex(), kHex);
+  EXPECT_EQ(BaseName(s->base), "127.0.0.1:5000/team/base");
+  EXPECT_EQ(BaseSource(s->base), "docker://127.0.0.1:5000/team/base");
+  // Docker Hub short names go through the reference grammar; a tag beside the digest is kept.
+  auto hub = ParseSpec(WithBase(R"("docker://ubuntu:24.04@sha256:)" + kHex + R"(")"), "/ctx", "spec.json");
+  ASSERT_TRUE(hub.ok()) << hub.error().message;
+  EXPECT_EQ(hub->base.reference.str(), "docker://docker.io/library/ubuntu:24.04@sha256:" + kHex);
+  EXPECT_EQ(BaseName(hub->base), "docker.io/library/ubuntu:24.04");
+}
+
+TEST(Spec, BaseAsALocalReference) {
+  auto s = ParseSpec(WithBase(R"("oci:bases/b@sha256:)" + kHex + R"(")"), "/ctx", "spec.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_FALSE(s->base.registry());
+  EXPECT_EQ(s->base.reference.str(), "oci:/ctx/bases/b@sha256:" + kHex);
+  EXPECT_EQ(BaseName(s->base), "") << "a folder is not a name";
+  EXPECT_EQ(BaseSource(s->base), "");
+  auto archive = ParseSpec(WithBase(R"("oci-archive:/abs/b.tar@sha256:)" + kHex + R"(")"), "/ctx", "spec.json");
+  ASSERT_TRUE(archive.ok()) << archive.error().message;
+  EXPECT_EQ(archive->base.reference.path, "/abs/b.tar");
+  auto scratch = ParseSpec(WithBase(R"("scratch")"), "/ctx", "spec.json");
+  ASSERT_TRUE(scratch.ok()) << scratch.error().message;
+  EXPECT_TRUE(scratch->base.scratch);
+  EXPECT_FALSE(scratch->base.registry());
+}
+
+TEST(Spec, BaseErrorsNameTheBase) {
+  EXPECT_EQ(ErrorOf(WithBase(R"("docker://127.0.0.1:5000/base:1.0")")),
+            "spec.json: $.base: 'docker://127.0.0.1:5000/base:1.0' is not pinned: add @sha256:<digest> of the image "
+            "or index (a tag can move)");
+  EXPECT_EQ(ErrorOf(WithBase(R"("docker://ubuntu")")),
+            "spec.json: $.base: 'docker://ubuntu' is not pinned: add @sha256:<digest> of the image or index (a tag "
+            "can move)");
+  EXPECT_EQ(ErrorOf(WithBase(R"("oci:b:v1")")),
+            "spec.json: $.base: 'oci:b:v1' is not pinned: add @sha256:<digest> of the image or index (a tag can move)");
+  EXPECT_EQ(
+      ErrorOf(WithBase(R"("docker://r.invalid/base@sha256:abc")")),
+      "spec.json: $.base: image reference 'docker://r.invalid/base@sha256:abc': digest 'sha256:abc': want sha256: "
+      "and 64 lowercase hex digits");
+  const std::string forms =
+      "want \"scratch\", \"docker://HOST/REPO@sha256:...\", \"oci:DIR@sha256:...\", "
+      "\"oci-archive:FILE@sha256:...\" or {\"layout\": DIR, \"digest\": \"sha256:...\"}";
+  EXPECT_EQ(ErrorOf(WithBase(R"("registry.invalid/base@sha256:)" + kHex + R"(")")),
+            "spec.json: $.base: 'registry.invalid/base@sha256:" + kHex + "': " + forms);
+  EXPECT_EQ(ErrorOf(WithBase(R"("containers-storage:base")")),
+            "spec.json: $.base: 'containers-storage:base': " + forms);
+  EXPECT_EQ(ErrorOf(WithBase("42")), "spec.json: $.base: " + forms);
+  EXPECT_EQ(ErrorOf(WithBase(R"({"layout":"b","digest":"sha256:)" + kHex + R"(","tag":"v1"})")),
+            "spec.json: $.base.tag: unknown key (allowed: digest, layout)");
+  EXPECT_EQ(ErrorOf(WithBase(R"({"layout":"b","digest":"latest"})")).rfind("spec.json: $.base.digest: ", 0), 0u);
 }
 
 TEST(Spec, DigestIsOfTheExactBytes) {

@@ -6,10 +6,11 @@
 
 #include "build/builder.h"
 #include "build/fetch.h"
-#include "build/lock.h"
-#include "fs/atomic_file.h"
 #include "build/layer_cache.h"
+#include "build/lock.h"
 #include "cli/output.h"
+#include "cli/remote_flags.h"
+#include "fs/atomic_file.h"
 
 namespace imgtool::cli {
 
@@ -28,6 +29,7 @@ struct BuildFlags {
   std::string download_dir;
   bool locked = false;
   std::string lock_file;
+  RemoteFlags remote;  // a docker:// base
 };
 
 Result<int64_t> EpochFrom(const std::string& flag) {
@@ -59,6 +61,7 @@ int RunBuild(const BuildFlags& f) {
   o.cache_dir = f.no_cache ? "" : (f.cache_dir.empty() ? build::LayerCache::DefaultDir() : f.cache_dir);
   o.record_path = f.record;
   o.download_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
+  o.registry = ToRegistryOptions(f.remote);
   if (f.locked || !f.lock_file.empty()) {
     o.lock_path = f.lock_file.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.lock_file;
   }
@@ -96,7 +99,8 @@ void AddBuildCommand(CLI::App& app, Action& run) {
   CLI::App* cmd = app.add_subcommand(
       "build",
       "Build an image from a JSON spec, reproducibly.\n\n"
-      "Pipeline: base (scratch or a layout pinned by digest) -> the spec's layers ->\n"
+      "Pipeline: base (scratch, or pinned by digest: a layout, or a registry image kept in the\n"
+      "download cache so a rebuild is offline) -> the spec's layers ->\n"
       "a metadata layer (/etc/passwd and /etc/group with the non-root user,\n"
       "/etc/imgtool/stack.json) -> config -> oci:DIR[:TAG] or oci-archive:FILE[:TAG].\n"
       "The same spec, inputs and SOURCE_DATE_EPOCH give the same digest on any machine,\n"
@@ -116,7 +120,9 @@ void AddBuildCommand(CLI::App& app, Action& run) {
   cmd->add_option("--cache-dir", f->cache_dir, "Layer cache folder (default: $IMGTOOL_CACHE, $XDG_CACHE_HOME/imgtool or ~/.cache/imgtool)");
   cmd->add_flag("--no-cache", f->no_cache, "Rebuild every layer from its sources (downloads stay cached)");
   cmd->add_option("--download-dir", f->download_dir,
-                  "Where package URLs are fetched to (default: $IMGTOOL_CACHE/downloads or ~/.cache/imgtool/downloads)");
+                  "Where package URLs and registry bases are fetched to (default: $IMGTOOL_CACHE/downloads or\n"
+                  "~/.cache/imgtool/downloads)");
+  AddRemoteFlags(cmd, f->remote);
   cmd->add_flag("--locked", f->locked,
                 "Refuse to build, before writing anything, when any input differs from the lock file\n"
                 "(imgtool.lock.json beside the spec; write it with `imgtool lock SPEC`)");

@@ -4,6 +4,7 @@
 #include "build/fetch.h"
 #include "build/lock.h"
 #include "cli/output.h"
+#include "cli/remote_flags.h"
 #include "fs/atomic_file.h"
 
 namespace imgtool::cli {
@@ -17,6 +18,7 @@ struct LockFlags {
   bool json = false;
   bool check = false;
   bool quiet = false;
+  RemoteFlags remote;  // a docker:// base
 };
 
 int RunLock(const LockFlags& f) {
@@ -24,7 +26,7 @@ int RunLock(const LockFlags& f) {
   fetch.cache_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
   if (!f.quiet) fetch.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
   std::string out = f.output.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.output;
-  auto lock = build::LockSpec(f.spec, fetch);
+  auto lock = build::LockSpec(f.spec, fetch, ToRegistryOptions(f.remote));
   if (!lock.ok()) return Fail(lock.error());
   if (f.check) {
     auto locked = build::ReadLock(out);
@@ -53,16 +55,20 @@ void AddLockCommand(CLI::App& app, Action& run) {
   CLI::App* cmd = app.add_subcommand(
       "lock",
       "Pin every input of a build spec in a lock file.\n\n"
-      "Fetches the spec's package URLs, checks each package against its pins (sha256,\n"
-      "name, version), hashes every file the layers take, and writes SPEC_DIR/imgtool.lock.json:\n"
-      "each input's kind, name, version, sha256, size and source. Commit it beside the\n"
+      "Opens the base (a registry base from the download cache, fetched there once) and\n"
+      "resolves it to the spec's platform, fetches the spec's package URLs, checks each\n"
+      "package against its pins (sha256, name, version), hashes every file the layers take,\n"
+      "and writes SPEC_DIR/imgtool.lock.json: each input's kind, name, version, sha256, size\n"
+      "and source (the base's: its pinned digest and platform manifest). Commit it beside the\n"
       "spec; `imgtool build --locked` then refuses to build when any input differs.\n\n"
       "Examples:\n  imgtool lock examples/golden/spec.json\n"
       "  imgtool lock --check examples/golden/spec.json   # CI: is the lock current?");
   cmd->add_option("spec", f->spec, "Build spec (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", f->output, "Lock file to write (default: imgtool.lock.json beside the spec)");
   cmd->add_option("--download-dir", f->download_dir,
-                  "Where package URLs are fetched to (default: $IMGTOOL_CACHE/downloads or ~/.cache/imgtool/downloads)");
+                  "Where package URLs and registry bases are fetched to (default: $IMGTOOL_CACHE/downloads or\n"
+                  "~/.cache/imgtool/downloads)");
+  AddRemoteFlags(cmd, f->remote);
   cmd->add_flag("--check", f->check, "Write nothing; fail (exit 4) naming each input that differs from the lock");
   cmd->add_flag("--json", f->json, "Print the inputs as JSON");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress on stderr");
