@@ -6,7 +6,7 @@
 # root (its config rewritten with jq) is denied naming linux/arm64 and that image's
 # digest; an index whose images are signed but which is not is denied on signedBy; an
 # unknown/unknown entry is skipped and said so, and an index of nothing else fails
-# closed. `sign --recursive` signs each entry's digest too.
+# closed. `sign --recursive` and `attest --recursive` cover each entry's digest too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 IMGTOOL=$(realpath "$IMGTOOL")
@@ -122,6 +122,12 @@ json=$("$IMGTOOL" sign --key "$WORK/ci.key" --recursive --json "oci:$WORK/multi:
 assert_eq "$(jq -c '[.digest, .appended, [.entries[] | [.platform, .digest, .appended]]]' <<<"$json")" \
   "[\"$IDX\",false,[[\"linux/amd64\",\"$AMD\",false],[\"linux/arm64\",\"$ARM\",false]]]" "sign --recursive --json"
 pass "sign --recursive: the index (already signed) and each platform's image; again changes nothing"
+printf '{"built-by": "policy_index.sh"}\n' >"$WORK/predicate.json"
+"$IMGTOOL" attest --key "$WORK/ci.key" --predicate "$WORK/predicate.json" --type custom --recursive \
+  "oci:$WORK/multi:v1" >"$WORK/att.out"
+assert_eq "$(cut -d' ' -f1,3 "$WORK/att.out" | tr '\n' ' ')" "Attested $IDX Attested linux/amd64 Attested linux/arm64 " \
+  "attest --recursive"
+pass "attest --recursive: the index and each platform's image"
 
 # ---- the same after a push to a registry ----
 start_registry plain
@@ -139,8 +145,9 @@ row nonRoot FAIL "linux/arm64 ${ROOT:0:19}: config User '0:0' is uid 0 (root)"
 REF="docker://$R/unsigned@$IDX"
 check 5 "$REF"
 row signedBy FAIL "no signatures for $IDX (sha256-${IDX#sha256:}.sig is missing or empty)"
-# --recursive's signatures travelled with the push: each image verifies on its own.
+# --recursive's signatures and attestations travelled with the push: each image verifies on its own.
 expect_exit 0 verify --tls-verify=false --key "$WORK/ci.pub" "docker://$R/multi@$ARM"
+expect_exit 0 verify --tls-verify=false --key "$WORK/ci.pub" --attestation "docker://$R/multi@$AMD"
 pass "registry $REG_HOST: the pushed index passes, the root arm64 index and the unsigned one fail"
 
 # ---- the admission webhook: the same decisions for a pod ----
