@@ -7,29 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 IMGTOOL=$(realpath "$IMGTOOL")
 
-# Rewrites blob $2 of layout $1 with jq filter $3; prints "sha256:HEX SIZE" of the new blob.
-rewrite_blob() {
-  local dir=$1 digest=$2 filter=$3 tmp="$1/blobs/sha256/.tmp"
-  jq -c "$filter" "$dir/blobs/sha256/${digest#sha256:}" >"$tmp"
-  local hex
-  hex=$(sha256sum "$tmp" | cut -c1-64)
-  mv -f "$tmp" "$dir/blobs/sha256/$hex"
-  echo "sha256:$hex $(stat -c %s "$dir/blobs/sha256/$hex")"
-}
-# edit_image DIR TAG CONFIG_FILTER MANIFEST_FILTER: a new image under TAG; prints its digest.
-edit_image() {
-  local dir=$1 tag=$2 m c size
-  m=$(jq -r --arg t "$tag" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' \
-    "$dir/index.json")
-  c=$(jq -r .config.digest "$dir/blobs/sha256/${m#sha256:}")
-  read -r c size < <(rewrite_blob "$dir" "$c" "$3")
-  read -r m2 size < <(rewrite_blob "$dir" "$m" ".config.digest = \"$c\" | .config.size = $size | $4")
-  jq -c --arg old "$m" --arg new "$m2" --argjson size "$size" \
-    '(.manifests[] | select(.digest == $old)) |= (.digest = $new | .size = $size)' "$dir/index.json" >"$dir/index.tmp"
-  mv -f "$dir/index.tmp" "$dir/index.json"
-  echo "$m2"
-}
-
 policy() {  # NAME RULES-JSON: $WORK/NAME.json
   printf '{"policyVersion": 1, "rules": %s}\n' "$2" >"$WORK/$1.json"
 }

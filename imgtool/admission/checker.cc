@@ -53,10 +53,10 @@ Result<std::string> RegistryImageChecker::Resolve(const std::string& reference) 
   return *got;  // Result<Result<string>> -> Result<string>
 }
 
-policy::ImageFacts RegistryImageChecker::Facts(const std::string& pinned_reference) {
+policy::ReferenceFacts RegistryImageChecker::Facts(const std::string& pinned_reference) {
   // Copies, not `this`: the computation may outlive a request's deadline.
   auto f = facts_.Get(pinned_reference, [pol = policy_, opts = registry_,
-                                         pinned_reference]() -> std::pair<policy::ImageFacts, bool> {
+                                         pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
     // The signature check needs only the digest, not the opened image: run it beside the
     // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
     std::future<policy::SignatureFacts> sig;
@@ -66,15 +66,16 @@ policy::ImageFacts RegistryImageChecker::Facts(const std::string& pinned_referen
     // Manifest and config now; layers stream later, only for the rules that read files.
     auto image = transport::Open(pinned_reference, opts);
     Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
-    bool cacheable = opened.ok();
     auto early = [&sig](const std::string&, const std::vector<std::string>&) { return sig.get(); };
-    return {policy::GatherFacts(pinned_reference, opened, pol, early), cacheable};
+    auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
+    // An image of an index that could not be opened is asked for again, like the index.
+    return {facts, policy::AllOpened(facts)};
   });
   auto got = Await(f, options_.deadline, "checking " + pinned_reference);
   if (got.ok()) return *got;
-  policy::ImageFacts late;
-  late.reference = pinned_reference;
-  late.opened = got.error();
+  policy::ReferenceFacts late;
+  late.top.reference = pinned_reference;
+  late.top.opened = got.error();
   return late;
 }
 
@@ -84,7 +85,7 @@ Result<policy::ImageDecision> RegistryImageChecker::Check(const std::string& ima
   auto ref = ref::ParseReference(*reference);
   if (!ref.ok()) return ref.error();
   auto digest = Resolve(*reference);
-  policy::ImageFacts facts;
+  policy::ReferenceFacts facts;
   if (digest.ok()) {
     ref::Reference pinned = *ref;
     pinned.tag.clear();
@@ -92,10 +93,10 @@ Result<policy::ImageDecision> RegistryImageChecker::Check(const std::string& ima
     facts = Facts(pinned.str());
   } else {
     // Unresolvable: every rule fails with the cause (facts.h: an unopened image).
-    facts.opened = digest.error();
+    facts.top.opened = digest.error();
   }
   // digestPinned judges the reference the pod runs: as written, or pinned by /mutate.
-  facts.reference = pin && digest.ok() ? "docker://" + PinImage(ref->str().substr(9), *digest) : *reference;
+  facts.top.reference = pin && digest.ok() ? "docker://" + PinImage(ref->str().substr(9), *digest) : *reference;
   auto d = policy::Evaluate(policy_, facts);
   d.reference = image;
   d.digest = digest.ok() ? *digest : "";

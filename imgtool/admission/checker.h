@@ -2,7 +2,8 @@
 // tag resolved through the registry client, cached briefly: tags move) -> the facts the
 // policy needs (cached by repository@digest for the decision TTL: a digest never
 // changes, so neither do its facts) -> the pure evaluator, on the reference as written
-// (or pinned, in the mutating mode). Each wait has a deadline so a registry that does
+// (or pinned, in the mutating mode). An index is judged as `policy check` judges it: its
+// own digest's signatures, each platform's image for the other rules. Each wait has a deadline so a registry that does
 // not answer denies in time instead of hanging the API server.
 //
 // Not here: Kubernetes JSON (review.h, decide.h) or HTTP (server.h).
@@ -37,13 +38,13 @@ class RegistryImageChecker {
 
  private:
   Result<std::string> Resolve(const std::string& reference);
-  policy::ImageFacts Facts(const std::string& pinned_reference);
+  policy::ReferenceFacts Facts(const std::string& pinned_reference);
 
   policy::Policy policy_;
   remote::RegistryOptions registry_;
   CheckerOptions options_;
-  TtlCache<Result<std::string>> digests_;  // docker://HOST/REPO:TAG -> sha256:...
-  TtlCache<policy::ImageFacts> facts_;     // docker://HOST/REPO@sha256:... -> facts
+  TtlCache<Result<std::string>> digests_;   // docker://HOST/REPO:TAG -> sha256:...
+  TtlCache<policy::ReferenceFacts> facts_;  // docker://HOST/REPO@sha256:... -> facts (an index's: all its images')
 };
 
 // signedBy through imgtool/sign, the same check `imgtool policy check` runs: any error is

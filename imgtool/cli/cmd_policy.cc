@@ -1,6 +1,7 @@
 // imgtool policy check --policy P REF... : open each image -> gather the facts the
-// policy's rules need -> evaluate (pure) -> a table (or --json). Exit 0 when every rule
-// passes for every image, 5 when any fails, 2 for a bad policy.
+// policy's rules need -> evaluate (pure) -> a table (or --json). An index is one
+// reference: signedBy and digestPinned judge it, every other rule each of its images.
+// Exit 0 when every rule passes for every reference, 5 when any fails, 2 for a bad policy.
 // imgtool lint Dockerfile [--policy P] : parse -> lint -> file:line findings; exit 0
 // clean, 5 findings, 2 unreadable or unparsable input.
 #include <iomanip>
@@ -53,6 +54,10 @@ void PrintTable(const std::vector<policy::ImageDecision>& ds) {
                 << "  " << (r.pass ? "pass  " : "FAIL  ") << "  " << r.reason << "\n";
     }
   }
+  // Index entries no runtime runs: said, so nobody reads the table as covering them.
+  for (const auto& d : ds) {
+    for (const auto& s : d.skipped) std::cout << d.reference << ": skipped " << s << "\n";
+  }
   std::cout << ds.size() << " image(s), " << total << " rule check(s), " << failed
             << " failed: " << (failed == 0 && total > 0 ? "OK" : "FAILED") << "\n";
 }
@@ -80,7 +85,9 @@ int RunCheck(const CheckFlags& f) {
     for (const auto& d : decisions) {
       oci::Json rules = oci::Json::array();
       for (const auto& r : d.rules) rules.push_back({{"rule", r.rule}, {"pass", r.pass}, {"reason", r.reason}});
-      images.push_back({{"reference", d.reference}, {"digest", d.digest}, {"pass", d.pass}, {"rules", rules}});
+      oci::Json image = {{"reference", d.reference}, {"digest", d.digest}, {"pass", d.pass}, {"rules", rules}};
+      if (!d.skipped.empty()) image["skipped"] = d.skipped;
+      images.push_back(image);
     }
     PrintJson({{"policy", f.policy}, {"pass", all}, {"images", images}});
   } else {
@@ -150,8 +157,12 @@ void AddPolicyCommands(CLI::App& app, Action& run) {
       pol->add_subcommand("check",
                           "Evaluate every rule of a policy on each image: open -> gather facts -> decide.\n"
                           "Prints IMAGE / RULE / RESULT / REASON. Exit 0 when all pass, 5 when any rule fails\n"
-                          "(an image that cannot be read fails its rules), 2 for a bad policy.\n\n"
-                          "Example:\n  imgtool policy check --policy policies/golden.json oci:out/golden@sha256:...");
+                          "(an image that cannot be read fails its rules), 2 for a bad policy.\n"
+                          "An index gets one row per rule: signedBy and digestPinned judge the index itself,\n"
+                          "every other rule each platform's image (a failure names the platform and digest);\n"
+                          "artifact entries (unknown/unknown attestations) are skipped and listed.\n\n"
+                          "Examples:\n  imgtool policy check --policy policies/golden.json oci:out/golden@sha256:...\n"
+                          "  imgtool policy check --policy policies/golden.json oci:out/multi:v1   # an index");
   check->add_option("--policy", c->policy, "Policy file (JSON, see policies/README.md)")->required();
   check
       ->add_option("refs", c->refs,

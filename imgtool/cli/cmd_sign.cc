@@ -1,11 +1,16 @@
 // imgtool keygen / sign / attest: cosign-compatible keys, signatures and attestations.
 // Each verb is one pipeline: key file -> payload about the image's digest -> signature
 // -> a layer appended to the image at sha256-<hex>.sig (.att) in the same layout or
-// registry repository (sign/store.h). Verification is `imgtool verify --key`.
+// registry repository (sign/store.h); with --recursive, the same for each manifest an
+// index lists. Verification is `imgtool verify --key`.
 #include <sys/stat.h>
 
 #include <cctype>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "cli/output.h"
 #include "cli/remote_flags.h"
@@ -68,6 +73,7 @@ struct SignFlags {
   std::string type = "spdxjson";         // attest
   RemoteFlags remote;
   bool json = false;
+  bool recursive = false;  // an index: sign each of its entries too
 };
 
 Result<sign::Pkey> LoadSigningKey(const std::string& path) {
@@ -102,19 +108,109 @@ std::string Lower(std::string s) {
   return s;
 }
 
-int Report(const SignFlags& f, const Prepared& p, const char* suffix, bool appended, const std::string& verb) {
-  std::string tag = sign::ArtifactTag(p.store.image(), suffix);
+// One manifest to sign: the reference's own, or (--recursive) an entry of its index.
+struct Target {
+  sign::SignatureStore store;
+  std::string platform;  // of the index entry; empty for the reference itself
+};
+
+// Every entry of `parent`'s index and of the indexes inside it, each once, in index
+// order (cosign's --recursive). Digests cannot form a cycle, so the walk ends.
+Status AddEntries(const sign::SignatureStore& parent, std::vector<Target>& out) {
+  if (!parent.node().index) return Status::Ok();
+  for (const auto& e : parent.node().index->children()) {
+    bool seen = false;
+    for (const auto& t : out) seen = seen || t.store.image() == e.digest;
+    if (seen) continue;
+    auto child = parent.For(e.digest);
+    if (!child.ok()) return child.error().Context("--recursive: entry " + e.digest.Short());
+    out.push_back({*child, e.platform ? oci::PlatformString(*e.platform) : "-"});
+    IMGTOOL_TRY(AddEntries(*child, out));
+  }
+  return Status::Ok();
+}
+
+// The reference's own manifest first, then with --recursive what it lists.
+Result<std::vector<Target>> Targets(const SignFlags& f, const sign::SignatureStore& top, const std::string& verb) {
+  std::vector<Target> out{{top, ""}};
+  if (f.recursive) {
+    IMGTOOL_TRY(AddEntries(top, out));
+  } else if (top.node().index) {
+    std::string done = Lower(verb);
+    std::cerr << "note: " << f.ref << " is an index: only its own digest is " << done
+              << " (with --recursive, each manifest it lists is " << done << " too)\n";
+  }
+  return out;
+}
+
+struct Done {
+  const Target* target;
+  bool appended;
+};
+
+int Report(const SignFlags& f, const Prepared& p, const char* suffix, const std::vector<Done>& done,
+           const std::string& verb) {
   if (f.json) {
-    PrintJson({{"reference", f.ref},
-               {"digest", p.store.image().str()},
-               {"identity", p.identity},
-               {"tag", tag},
-               {"appended", appended}});
-  } else {
-    std::cout << (appended ? verb + " " : "Already " + Lower(verb) + " by this key: ") << f.ref << " "
-              << p.store.image().str() << " -> " << tag << "\n";
+    oci::Json out = {{"reference", f.ref},
+                     {"digest", p.store.image().str()},
+                     {"identity", p.identity},
+                     {"tag", sign::ArtifactTag(p.store.image(), suffix)},
+                     {"appended", done.front().appended}};
+    if (f.recursive) {
+      oci::Json entries = oci::Json::array();
+      for (size_t i = 1; i < done.size(); ++i) {
+        const auto& s = done[i].target->store;
+        entries.push_back({{"digest", s.image().str()},
+                           {"platform", done[i].target->platform},
+                           {"tag", sign::ArtifactTag(s.image(), suffix)},
+                           {"appended", done[i].appended}});
+      }
+      out["entries"] = entries;
+    }
+    PrintJson(out);
+    return 0;
+  }
+  for (const auto& d : done) {
+    std::string what = f.ref + (d.target->platform.empty() ? "" : " " + d.target->platform);
+    std::cout << (d.appended ? verb + " " : "Already " + Lower(verb) + " by this key: ") << what << " "
+              << d.target->store.image().str() << " -> " << sign::ArtifactTag(d.target->store.image(), suffix) << "\n";
   }
   return 0;
+}
+
+// Prepare -> each target -> `one` (a signature or an attestation about it) -> report.
+int SignEach(const SignFlags& f, const char* suffix, const std::string& verb,
+             const std::function<Result<bool>(const Prepared&, const sign::SignatureStore&)>& one) {
+  auto p = Prepare(f);
+  if (!p.ok()) return Fail(p.error());
+  auto targets = Targets(f, p->store, verb);
+  if (!targets.ok()) return Fail(targets.error().Context(f.ref));
+  std::vector<Done> done;
+  for (const auto& t : *targets) {
+    auto appended = one(*p, t.store);
+    if (!appended.ok()) return Fail(appended.error().Context(f.ref));
+    done.push_back({&t, *appended});
+  }
+  return Report(f, *p, suffix, done, verb);
+}
+
+Result<bool> SignOne(const Prepared& p, const sign::SignatureStore& store,
+                     const std::map<std::string, std::string>& annotations) {
+  auto payload = sign::SimpleSigningPayload(p.identity, store.image(), annotations);
+  if (!payload.ok()) return payload.error();
+  auto sig = sign::SignSha256(p.key, *payload);
+  if (!sig.ok()) return sig.error();
+  sign::SignatureLayer layer{{std::string(sign::kSimpleSigningMediaType),
+                              oci::Digest::Of(*payload),
+                              static_cast<int64_t>(payload->size()),
+                              {{std::string(sign::kSignatureAnnotation), sign::Base64Encode(*sig)}},
+                              std::nullopt},
+                             *payload};
+  // ECDSA signatures differ every time: "the same" is the same payload under our key.
+  auto same = [&](const sign::SignatureLayer& l) {
+    return l.payload == *payload && sign::VerifySignatures({l}, store.image(), {p.self}).ok;
+  };
+  return store.Append(sign::kSignatureSuffix, layer, same);
 }
 
 int RunSign(const SignFlags& f) {
@@ -126,25 +222,30 @@ int RunSign(const SignFlags& f) {
     }
     annotations[a.substr(0, eq)] = a.substr(eq + 1);
   }
-  auto p = Prepare(f);
-  if (!p.ok()) return Fail(p.error());
-  auto payload = sign::SimpleSigningPayload(p->identity, p->store.image(), annotations);
-  if (!payload.ok()) return Fail(payload.error());
-  auto sig = sign::SignSha256(p->key, *payload);
-  if (!sig.ok()) return Fail(sig.error());
-  sign::SignatureLayer layer{{std::string(sign::kSimpleSigningMediaType),
-                              oci::Digest::Of(*payload),
-                              static_cast<int64_t>(payload->size()),
-                              {{std::string(sign::kSignatureAnnotation), sign::Base64Encode(*sig)}},
-                              std::nullopt},
-                             *payload};
-  // ECDSA signatures differ every time: "the same" is the same payload under our key.
+  return SignEach(f, ".sig", "Signed",
+                  [&](const Prepared& p, const sign::SignatureStore& store) { return SignOne(p, store, annotations); });
+}
+
+Result<bool> AttestOne(const Prepared& p, const sign::SignatureStore& store, const std::string& type,
+                       const std::string& predicate, const std::string& predicate_path) {
+  auto statement = sign::InTotoStatement(p.identity, store.image(), type, predicate);
+  if (!statement.ok()) return statement.error().Context(predicate_path);
+  auto sig = sign::SignSha256(p.key, sign::Pae(sign::kInTotoPayloadType, *statement));
+  if (!sig.ok()) return sig.error();
+  std::string envelope = sign::DsseEnvelope(sign::kInTotoPayloadType, *statement, *sig);
+  // cosign writes the signature annotation empty for attestations: it is in the envelope.
+  sign::SignatureLayer layer{
+      {std::string(sign::kDsseMediaType),
+       oci::Digest::Of(envelope),
+       static_cast<int64_t>(envelope.size()),
+       {{std::string(sign::kSignatureAnnotation), ""}, {std::string(sign::kPredicateTypeAnnotation), type}},
+       std::nullopt},
+      envelope};
   auto same = [&](const sign::SignatureLayer& l) {
-    return l.payload == *payload && sign::VerifySignatures({l}, p->store.image(), {p->self}).ok;
+    auto inner = sign::EnvelopePayload(l.payload);
+    return inner.ok() && *inner == *statement && sign::VerifyAttestations({l}, store.image(), {p.self}).ok;
   };
-  auto appended = p->store.Append(sign::kSignatureSuffix, layer, same);
-  if (!appended.ok()) return Fail(appended.error().Context(f.ref));
-  return Report(f, *p, ".sig", *appended, "Signed");
+  return store.Append(sign::kAttestationSuffix, layer, same);
 }
 
 int RunAttest(const SignFlags& f) {
@@ -152,50 +253,36 @@ int RunAttest(const SignFlags& f) {
   if (!type.ok()) return Fail(type.error());
   auto predicate = fs::ReadSmallFile(f.predicate);
   if (!predicate.ok()) return Fail(predicate.error().Context("--predicate"));
-  auto p = Prepare(f);
-  if (!p.ok()) return Fail(p.error());
-  auto statement = sign::InTotoStatement(p->identity, p->store.image(), *type, *predicate);
-  if (!statement.ok()) return Fail(statement.error().Context(f.predicate));
-  auto sig = sign::SignSha256(p->key, sign::Pae(sign::kInTotoPayloadType, *statement));
-  if (!sig.ok()) return Fail(sig.error());
-  std::string envelope = sign::DsseEnvelope(sign::kInTotoPayloadType, *statement, *sig);
-  // cosign writes the signature annotation empty for attestations: it is in the envelope.
-  sign::SignatureLayer layer{
-      {std::string(sign::kDsseMediaType),
-       oci::Digest::Of(envelope),
-       static_cast<int64_t>(envelope.size()),
-       {{std::string(sign::kSignatureAnnotation), ""}, {std::string(sign::kPredicateTypeAnnotation), *type}},
-       std::nullopt},
-      envelope};
-  auto same = [&](const sign::SignatureLayer& l) {
-    auto inner = sign::EnvelopePayload(l.payload);
-    return inner.ok() && *inner == *statement && sign::VerifyAttestations({l}, p->store.image(), {p->self}).ok;
-  };
-  auto appended = p->store.Append(sign::kAttestationSuffix, layer, same);
-  if (!appended.ok()) return Fail(appended.error().Context(f.ref));
-  return Report(f, *p, ".att", *appended, "Attested");
+  return SignEach(f, ".att", "Attested", [&](const Prepared& p, const sign::SignatureStore& store) {
+    return AttestOne(p, store, *type, *predicate, f.predicate);
+  });
 }
 
 void AddSignLike(CLI::App& app, Action& run, bool attest) {
   auto f = std::make_shared<SignFlags>();
   CLI::App* cmd =
-      attest
-          ? app.add_subcommand(
-                "attest",
-                "Sign a predicate (e.g. the SBOM `imgtool build` writes) about an image, as `cosign attest`\n"
-                "does: an in-toto Statement v0.1 in a DSSE envelope, appended at tag sha256-<hex>.att.\n"
-                "Pipeline: predicate -> statement about the digest -> DSSE signature -> .att image.\n\n"
-                "Example:\n  COSIGN_PASSWORD=... imgtool attest --key cosign.key --predicate "
-                "out/golden.spdx.json --type spdxjson oci:out/golden:latest")
-          : app.add_subcommand("sign",
-                               "Sign an image as `cosign sign --key` does: cosign's simple-signing payload naming the\n"
-                               "image's digest, ECDSA P-256/SHA-256, appended as a layer of the image at tag\n"
-                               "sha256-<hex>.sig beside it (same layout, or same registry repository). Signing again\n"
-                               "with the same key and annotations changes nothing.\n"
-                               "Pipeline: key -> payload (digest) -> signature -> .sig image.\n"
-                               "The password comes from $COSIGN_PASSWORD, else a prompt.\n\n"
-                               "Examples:\n  imgtool sign --key cosign.key oci:out/golden:latest\n"
-                               "  imgtool sign --key cosign.key -a ci=1 docker://registry.example:5000/golden:v1");
+      attest ? app.add_subcommand(
+                   "attest",
+                   "Sign a predicate (e.g. the SBOM `imgtool build` writes) about an image, as `cosign attest`\n"
+                   "does: an in-toto Statement v0.1 in a DSSE envelope, appended at tag sha256-<hex>.att.\n"
+                   "Pipeline: predicate -> statement about the digest -> DSSE signature -> .att image.\n"
+                   "An index is attested by its own digest; --recursive attests each of its entries too.\n\n"
+                   "Examples:\n  COSIGN_PASSWORD=... imgtool attest --key cosign.key --predicate "
+                   "out/golden.spdx.json --type spdxjson oci:out/golden:latest\n"
+                   "  imgtool attest --key cosign.key --predicate sbom.spdx.json --recursive oci:out/multi:v1")
+             : app.add_subcommand(
+                   "sign",
+                   "Sign an image as `cosign sign --key` does: cosign's simple-signing payload naming the\n"
+                   "image's digest, ECDSA P-256/SHA-256, appended as a layer of the image at tag\n"
+                   "sha256-<hex>.sig beside it (same layout, or same registry repository). Signing again\n"
+                   "with the same key and annotations changes nothing.\n"
+                   "Pipeline: key -> payload (digest) -> signature -> .sig image.\n"
+                   "An index is signed by its own digest (what `policy check` and the admission\n"
+                   "webhook verify); --recursive signs each of its entries' digests too, as cosign.\n"
+                   "The password comes from $COSIGN_PASSWORD, else a prompt.\n\n"
+                   "Examples:\n  imgtool sign --key cosign.key oci:out/golden:latest\n"
+                   "  imgtool sign --key cosign.key -a ci=1 docker://registry.example:5000/golden:v1\n"
+                   "  imgtool sign --key cosign.key --recursive oci:out/multi:v1   # index + each platform");
   cmd->add_option("ref", f->ref, "oci:DIR:TAG or docker://HOST/REPO[:TAG|@DIGEST]")->required();
   cmd->add_option("--key", f->key, "cosign private key (ENCRYPTED SIGSTORE/COSIGN PRIVATE KEY PEM)")->required();
   cmd->add_option("--identity", f->identity,
@@ -207,8 +294,10 @@ void AddSignLike(CLI::App& app, Action& run, bool attest) {
   } else {
     cmd->add_option("-a,--annotation", f->annotations, "KEY=VALUE for the payload's optional section (repeatable)");
   }
+  cmd->add_flag("--recursive", f->recursive,
+                "For an index: also each manifest it lists (every platform's image), each by its own digest");
   AddRemoteFlags(cmd, f->remote);
-  cmd->add_flag("--json", f->json, "Print a JSON object");
+  cmd->add_flag("--json", f->json, "Print a JSON object (with --recursive: \"entries\", one per manifest)");
   cmd->callback([f, &run, attest] { run = [f, attest] { return attest ? RunAttest(*f) : RunSign(*f); }; });
 }
 

@@ -226,22 +226,25 @@ RuleResult EvaluateMaxSize(const MaxSizeRule& r, const ImageFacts& f) {
   return Pass(rule, Join(said, ", "));
 }
 
+RuleResult EvaluateRule(const Policy& p, const std::string& rule, const ImageFacts& f) {
+  if (rule == "nonRoot") return EvaluateNonRoot(f);
+  if (rule == "digestPinned") return EvaluateDigestPinned(f);
+  if (rule == "signedBy") return EvaluateSignedBy(f);
+  if (rule == "allowedStacks" && p.allowed_stacks) return EvaluateAllowedStacks(*p.allowed_stacks, f);
+  if (rule == "requiredLabels" && p.required_labels) return EvaluateRequiredLabels(*p.required_labels, f);
+  if (rule == "baseImages" && p.base_images) return EvaluateBaseImages(*p.base_images, f);
+  if (rule == "noSetuid") return EvaluateNoSetuid(f);
+  if (rule == "maxSize" && p.max_size) return EvaluateMaxSize(*p.max_size, f);
+  return Deny(rule, "not a rule of this policy");
+}
+
 ImageDecision Evaluate(const Policy& p, const ImageFacts& f) {
   ImageDecision d;
   d.reference = f.reference;
   d.digest = f.digest;
-  auto names = p.RuleNames();
-  if (!f.opened.ok()) {
-    for (const auto& n : names) d.rules.push_back(Deny(n, "cannot open the image: " + f.opened.error().message));
-  } else {
-    if (p.non_root) d.rules.push_back(EvaluateNonRoot(f));
-    if (p.digest_pinned) d.rules.push_back(EvaluateDigestPinned(f));
-    if (p.signed_by) d.rules.push_back(EvaluateSignedBy(f));
-    if (p.allowed_stacks) d.rules.push_back(EvaluateAllowedStacks(*p.allowed_stacks, f));
-    if (p.required_labels) d.rules.push_back(EvaluateRequiredLabels(*p.required_labels, f));
-    if (p.base_images) d.rules.push_back(EvaluateBaseImages(*p.base_images, f));
-    if (p.no_setuid) d.rules.push_back(EvaluateNoSetuid(f));
-    if (p.max_size) d.rules.push_back(EvaluateMaxSize(*p.max_size, f));
+  for (const auto& n : p.RuleNames()) {
+    d.rules.push_back(f.opened.ok() ? EvaluateRule(p, n, f)
+                                    : Deny(n, "cannot open the image: " + f.opened.error().message));
   }
   // No rule at all is no evidence: fail closed rather than pass an empty policy.
   d.pass = !d.rules.empty();

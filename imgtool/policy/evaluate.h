@@ -2,6 +2,10 @@
 // reason. Pure (no I/O), so the admission server and `policy check` share it and tests
 // feed it hand-written facts. Fails closed: a fact that could not be gathered fails every
 // rule that needs it; an image that could not be opened fails every rule.
+//
+// An index is judged as one reference (evaluate_index.cc): digestPinned and signedBy on
+// the index itself, every other rule on each of its images, passing only when every
+// image passes it.
 #pragma once
 
 #include <string>
@@ -23,9 +27,17 @@ struct ImageDecision {
   std::string digest;
   bool pass = false;  // every rule passed
   std::vector<RuleResult> rules;
+  std::vector<std::string> skipped;  // index entries not judged, with why (IndexFacts::skipped)
 };
 
 ImageDecision Evaluate(const Policy& policy, const ImageFacts& facts);
+// An image, or an index (EvaluateIndex).
+ImageDecision Evaluate(const Policy& policy, const ReferenceFacts& facts);
+// `top`: the index's own facts; `index`: its entries. One row per rule, as for an image.
+ImageDecision EvaluateIndex(const Policy& policy, const ImageFacts& top, const IndexFacts& index);
+
+// The rule named `rule` ("nonRoot", ..., as Policy::RuleNames) on one image.
+RuleResult EvaluateRule(const Policy& policy, const std::string& rule, const ImageFacts& f);
 
 // The pieces, for tests and for callers with one rule in mind.
 RuleResult EvaluateNonRoot(const ImageFacts& f);

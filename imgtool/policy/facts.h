@@ -1,12 +1,14 @@
-// What policy evaluation knows about one image: plain data, gathered by gather.h (or
-// written by hand in tests). Each fact that needs I/O is a Result: a fact that could not
-// be read carries the error, and every rule that needs it fails with that error as the
-// reason. A fact left ungathered says so, so a forgotten fact fails closed too.
+// What policy evaluation knows about one image, or an index of images: plain data,
+// gathered by gather.h (or written by hand in tests). Each fact that needs I/O is a
+// Result: a fact that could not be read carries the error, and every rule that needs it
+// fails with that error as the reason. A fact left ungathered says so, so a forgotten
+// fact fails closed too.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,31 @@ struct ImageFacts {
   Result<std::vector<SetuidFile>> setuid_files = NotGathered("the layer scan");
   Result<uint64_t> uncompressed_size = NotGathered("the uncompressed size");
   Result<SignatureFacts> signature = NotGathered("the signature check");
+};
+
+// One image entry of an index. `image.digest` is the entry's digest even when the image
+// could not be opened (`image.opened`), so a failing rule can name it.
+struct ChildFacts {
+  std::string platform;  // "linux/arm64", or "no platform" for an entry without one
+  ImageFacts image;      // every fact but the signature: signedBy judges the index
+};
+
+// The entries of an index, as the image rules need them: each image is judged on its own
+// and a rule passes only when it passes for every one (evaluate.h, EvaluateIndex).
+struct IndexFacts {
+  Status bounded;                    // failure: too many entries to judge; every image rule fails
+  std::vector<ChildFacts> images;    // the image entries, in index order
+  std::vector<std::string> skipped;  // entries no runtime runs (artifacts), each with why
+};
+
+// What a reference names. For an image, `top` is all there is. For an index, `top` holds
+// what belongs to the index itself: reference, opened, digest and signature (cosign signs
+// an index by its own digest, so digestPinned and signedBy judge it), and `index` its
+// entries. Kept apart from ImageFacts so an index's empty User or labels can never be
+// mistaken for an image's.
+struct ReferenceFacts {
+  ImageFacts top;
+  std::optional<IndexFacts> index;
 };
 
 }  // namespace imgtool::policy

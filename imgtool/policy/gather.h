@@ -1,13 +1,15 @@
 // Fact gathering: reads from an opened image only what the policy's rules need (the
 // config and manifest always; /etc/passwd when User is a name; stack.json; a listing of
 // every layer for setuid files; a decompressing pass for the uncompressed size) and asks
-// the signature verifier when the policy has signedBy. Errors become facts, never
-// exceptions to the decision (facts.h).
+// the signature verifier when the policy has signedBy. For an index, the same for each
+// image entry, and the verifier once, for the index's own digest. Errors become facts,
+// never exceptions to the decision (facts.h).
 //
 // Not here: opening the reference (transport::Open, in the CLI and the webhook, so no
 // backend is linked here) or deciding (evaluate.h).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "oci/image.h"
@@ -16,9 +18,19 @@
 
 namespace imgtool::policy {
 
+// Entries beyond this fail an index closed instead of being judged: each image costs a
+// manifest and a config read (and layer scans for the rules that read files), and the
+// webhook answers under a deadline. A real multi-platform index, with an attestation
+// manifest per platform, has a small fraction of it.
+inline constexpr size_t kMaxIndexEntries = 64;
+
 // `reference`: the text the user gave; `opened`: the result of opening it. Layers are
 // streamed from wherever the image is, only for the rules that read files.
-ImageFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
-                       const SignatureVerifier& verify_signature);
+ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
+                           const SignatureVerifier& verify_signature);
+
+// Whether every image the facts speak of could be opened: what the webhook caches (an
+// unreachable registry is asked again, not remembered).
+bool AllOpened(const ReferenceFacts& facts);
 
 }  // namespace imgtool::policy

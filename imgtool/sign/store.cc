@@ -17,8 +17,21 @@ Result<SignatureStore> SignatureStore::Open(const ref::Reference& ref, const tra
   return s;
 }
 
+namespace {
+
+Result<oci::Node> OpenEntry(const oci::Node& node, const oci::Repository& repo, const oci::Digest& digest) {
+  if (node.index) {
+    for (const auto& e : node.index->children()) {
+      if (e.digest == digest) return node.index->Child(e);
+    }
+  }
+  return repo.Open(digest.str());
+}
+
+}  // namespace
+
 Result<SignatureStore> SignatureStore::For(const oci::Digest& digest) const {
-  auto node = repo_->Open(digest.str());
+  auto node = OpenEntry(node_, *repo_, digest);
   if (!node.ok()) return node.error();
   SignatureStore s = *this;
   s.node_ = *node;

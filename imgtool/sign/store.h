@@ -24,7 +24,9 @@ class SignatureStore {
   // Resolves what the reference names (a tag becomes a digest once, here): an image, an
   // artifact or an index (cosign signs an index by its own digest).
   static Result<SignatureStore> Open(const ref::Reference& ref, const transport::SinkOptions& opts);
-  // Another image in the same repository (a child of an index, for --recursive).
+  // Another manifest of the same repository, for --recursive: an entry of this store's
+  // index is opened through the index (a layout tags only its top manifests, so it could
+  // not be found by digest), anything else by digest.
   Result<SignatureStore> For(const oci::Digest& digest) const;
 
   const oci::Digest& image() const { return image_; }
