@@ -10,6 +10,7 @@ namespace imgtool::remote {
 namespace {
 
 constexpr size_t kQueueBytes = 8 << 20;  // bytes in flight between the threads
+constexpr size_t kChunkBytes = 1 << 20;  // curl hands over ~16 KiB at a time: gather them
 
 }  // namespace
 
@@ -29,7 +30,12 @@ bool RegistryBlobReader::Push(const char* data, size_t n) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return cancelled_ || queued_ < kQueueBytes; });
   if (cancelled_) return false;
-  chunks_.emplace_back(data, n);
+  // Append to the last chunk while it has room (and the reader is not inside it).
+  if (chunks_.empty() || chunks_.back().size() + n > kChunkBytes || (chunks_.size() == 1 && offset_ > 0)) {
+    chunks_.emplace_back();
+    chunks_.back().reserve(std::max(kChunkBytes, n));
+  }
+  chunks_.back().append(data, n);
   queued_ += n;
   cv_.notify_all();
   return true;
