@@ -16,6 +16,8 @@
 
 #include <memory>
 
+#include "fs/safe_open.h"
+
 namespace imgtool::archive::internal {
 
 struct ArchiveWriteFree {
@@ -31,22 +33,7 @@ using WriteArchivePtr = std::unique_ptr<struct archive, ArchiveWriteFree>;
 using ReadArchivePtr = std::unique_ptr<struct archive, ArchiveReadFree>;
 using ArchiveEntryPtr = std::unique_ptr<struct archive_entry, ArchiveEntryFree>;
 
-// Owns a file descriptor; closes it on scope exit.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using UniqueFd = fs::UniqueFd;
 
 // Switches the calling thread (only) to the "C" locale until destroyed.
 class ScopedCLocale {

@@ -14,6 +14,7 @@
 
 namespace imgtool::fs {
 
+// Owns a file descriptor: closed on scope exit (the one such class in imgtool).
 class UniqueFd {
  public:
   UniqueFd() = default;
@@ -24,7 +25,10 @@ class UniqueFd {
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
   int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
   explicit operator bool() const { return fd_ >= 0; }
+  // Closes what it holds and takes `fd` (none by default).
+  void Reset(int fd = -1);
 
  private:
   int fd_ = -1;

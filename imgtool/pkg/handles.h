@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 
+#include "fs/safe_open.h"
+
 namespace imgtool::pkg::internal {
 
 struct ArchiveReadFree {
@@ -22,33 +24,7 @@ struct ArchiveReadFree {
 };
 using ReadArchivePtr = std::unique_ptr<struct archive, ArchiveReadFree>;
 
-// Owns a file descriptor; closes it on scope exit.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { Reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using UniqueFd = fs::UniqueFd;
 
 // Streaming MD5, lowercase hex out.
 class Md5 {

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "fs/safe_open.h"
+
 extern char** environ;
 
 namespace imgtool::remote {
@@ -20,33 +22,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class Fd {
- public:
-  Fd() = default;
-  ~Fd() { Close(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  void Reset(int fd) {
-    Close();
-    fd_ = fd;
-  }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 // The parent's ends, then the child's. stdin is a socket pair, not a pipe: a child that
 // exits without reading makes send(MSG_NOSIGNAL) fail with EPIPE, where a pipe write
 // would raise SIGPIPE and kill imgtool.
 struct Pipes {
-  Fd in, out, err;
-  Fd in_child, out_child, err_child;
+  fs::UniqueFd in, out, err;
+  fs::UniqueFd in_child, out_child, err_child;
 };
 
 Error SysError(const std::string& what) { return MakeError(ErrorKind::kInternal, what + ": " + std::strerror(errno)); }
@@ -91,29 +72,29 @@ std::string Seconds(std::chrono::milliseconds ms) {
 }
 
 // Reads what is there; closes `fd` at end of stream.
-Status Drain(Fd& fd, std::string& into, size_t cap) {
+Status Drain(fs::UniqueFd& fd, std::string& into, size_t cap) {
   char buf[65536];
   ssize_t n = ::read(fd.get(), buf, sizeof buf);
   if (n > 0) into.append(buf, static_cast<size_t>(n));
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) fd.Close();
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) fd.Reset();
   if (into.size() > cap) return MakeError(ErrorKind::kTransport, "output over " + std::to_string(cap) + " bytes");
   return Status::Ok();
 }
 
 // Writes what the child accepts; closes stdin when done (the child then reads EOF) or
 // when the child no longer reads (its answer still counts).
-void Feed(Fd& in, const std::string& input, size_t& sent) {
+void Feed(fs::UniqueFd& in, const std::string& input, size_t& sent) {
   ssize_t n = ::send(in.get(), input.data() + sent, input.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n > 0) sent += static_cast<size_t>(n);
-  if (sent == input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) in.Close();
+  if (sent == input.size() || (n < 0 && errno != EAGAIN && errno != EINTR)) in.Reset();
 }
 
 // Feeds stdin and drains stdout and stderr until both reach end of stream.
 Status Exchange(Pipes& p, const std::string& input, const ChildLimits& lim, Clock::time_point deadline,
                 ChildResult& r) {
   size_t sent = 0;
-  if (input.empty()) p.in.Close();
-  while (p.out.open() || p.err.open()) {
+  if (input.empty()) p.in.Reset();
+  while (p.out.valid() || p.err.valid()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return MakeError(ErrorKind::kTransport, "no answer within " + Seconds(lim.timeout));
     pollfd fds[3] = {{p.in.get(), POLLOUT, 0}, {p.out.get(), POLLIN, 0}, {p.err.get(), POLLIN, 0}};
@@ -157,9 +138,9 @@ Result<ChildResult> RunChild(const std::string& program, const std::vector<std::
   IMGTOOL_TRY(MakePipes(p));
   auto pid = Spawn(program, args, p);
   if (!pid.ok()) return pid.error();
-  p.in_child.Close();
-  p.out_child.Close();
-  p.err_child.Close();
+  p.in_child.Reset();
+  p.out_child.Reset();
+  p.err_child.Reset();
   auto deadline = Clock::now() + limits.timeout;
   ChildResult r;
   Status st = Exchange(p, input, limits, deadline, r);
