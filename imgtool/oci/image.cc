@@ -55,7 +55,8 @@ Result<std::unique_ptr<Reader>> Blob::Open() const {
   auto raw = store_->OpenBlob(desc_);
   if (!raw.ok()) return raw.error();
   return std::unique_ptr<Reader>(
-      std::make_unique<CheckedReader>(std::move(*raw), desc_.digest, desc_.size, "blob " + desc_.digest.str()));
+      std::make_unique<CheckedReader>(std::move(*raw), desc_.digest, desc_.size,
+                                      store_->name() + ": blob " + desc_.digest.str()));
 }
 
 std::string SniffManifestMediaType(const std::string& bytes) {

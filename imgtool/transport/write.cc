@@ -54,7 +54,8 @@ Status PutOne(oci::Sink& sink, const oci::Blob& b, const WriteOptions& opts, Blo
   };
   emit(BlobEvent::Kind::kStart, 0, "");
   auto out = sink.PutBlob(b, [&](uint64_t done) { emit(BlobEvent::Kind::kProgress, done, ""); });
-  if (!out.ok()) return out.error().Context(sink.name());
+  // Source errors name the source's blob, sink errors their destination: no prefix here.
+  if (!out.ok()) return out.error();
   rec.action = out->action;
   rec.bytes_sent = out->bytes_sent;
   rec.resumed_from = out->resumed_from;
