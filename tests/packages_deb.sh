@@ -90,5 +90,45 @@ subprocess.check_call(["ar", "rc", os.path.join(d, "evil.deb"), "debian-binary",
 PY
 refused 2 "\$.layers[0].debs[0]: " "$(spec "[$(deb "$WORK/ctx/evil/evil.deb" "$(sha evil/evil.deb)" evil 1)]")"
 assert_contains "$OUTPUT" ".." "names the escaping entry"
+# A sparse file: dpkg-deb builds the package, GNU tar --sparse rebuilds its data.tar
+# (dpkg-deb never writes sparse entries; dpkg-deb -x extracts them with tar, holes as
+# zeros). The image must hold what dpkg-deb -x gives, and dpkg --verify must agree.
+src=$WORK/ctx/sparse-src && mkdir -p "$src/DEBIAN" "$src/usr/share/sparse"
+printf 'Package: sparse\nVersion: 1.0-1\nArchitecture: all\nMaintainer: T <t@example.com>\nInstalled-Size: 68608\nDescription: sparse files\n' \
+  >"$src/DEBIAN/control"
+truncate -s 64M "$src/usr/share/sparse/holes.img"
+printf head >"$src/usr/share/sparse/mixed.bin"
+printf mid | dd of="$src/usr/share/sparse/mixed.bin" bs=1 seek=1048576 conv=notrunc status=none
+truncate -s 3M "$src/usr/share/sparse/mixed.bin"
+dpkg-deb --root-owner-group -Zxz --build "$src" debs/sparse_1.0-1.deb >/dev/null
+tar --sparse --format=gnu --owner=0 --group=0 --numeric-owner --exclude=./DEBIAN -cJf "$WORK/data.tar.xz" -C "$src" .
+(cd "$WORK" && ar r "$WORK/ctx/debs/sparse_1.0-1.deb" data.tar.xz)
+python3 -c 'import sys, tarfile
+assert all(m.issparse() for m in tarfile.open(sys.argv[1]) if m.isreg() and "sparse/" in m.name)' "$WORK/data.tar.xz" ||
+  fail "the data.tar has no sparse entries"
+dpkg-deb -x debs/sparse_1.0-1.deb "$WORK/sparse-ref"
+spec "[$(deb debs/sparse_1.0-1.deb "$(sha debs/sparse_1.0-1.deb)" sparse 1.0-1)]" >sparse.json
+expect_exit 0 build sparse.json -o "oci:$WORK/sparse:v1" -q
+unpack_image "$WORK/sparse" "$WORK/sparse-root"
+for f in usr/share/sparse/holes.img usr/share/sparse/mixed.bin; do
+  cmp "$WORK/sparse-root/$f" "$WORK/sparse-ref/$f" || fail "$f differs from dpkg-deb -x"
+done
+assert_eq "$(stat -c %s "$WORK/sparse-root/usr/share/sparse/holes.img")" 67108864 "holes.img size"
+head -c 64M /dev/zero | cmp - "$WORK/sparse-root/usr/share/sparse/holes.img" || fail "holes.img is not 64 MiB of zeros"
+dpkg --admindir "$WORK/sparse-root/var/lib/dpkg" --root "$WORK/sparse-root" --verify sparse || fail "dpkg --verify sparse"
+assert_eq "$(cat "$WORK/sparse-root/var/lib/dpkg/info/sparse.md5sums")" \
+  "$(cd "$WORK/sparse-ref" && md5sum usr/share/sparse/holes.img usr/share/sparse/mixed.bin)" "md5sums"
+pass "a sparse deb (GNU tar --sparse data.tar): 64 MiB of zeros and a file with holes, as dpkg-deb -x gives them; md5sums and dpkg --verify agree"
+
+# Control fields are checked against Debian policy before anything is unpacked:
+# Architecture "a/b" with Multi-Arch: same would name var/lib/dpkg/info/evil:a/b.list.
+ctl=$WORK/ctx/badarch-src && mkdir -p "$ctl/DEBIAN" "$ctl/usr/share/doc/evil"
+printf 'doc\n' >"$ctl/usr/share/doc/evil/README"
+printf 'Package: evil\nVersion: 1\nArchitecture: a/b\nMulti-Arch: same\nMaintainer: T <t@example.com>\nDescription: x\n' >"$ctl/DEBIAN/control"
+# dpkg-deb only warns ("'a/b' is not a valid architecture name") and builds it.
+dpkg-deb --root-owner-group -Zgzip --build "$ctl" debs/evil-arch.deb >/dev/null 2>&1
+refused 2 "\$.layers[0].debs[0]: $WORK/ctx/debs/evil-arch.deb: control.tar.gz: control: Architecture \"a/b\": not a Debian architecture name ([a-z0-9][a-z0-9-]*)" \
+  "$(spec "[$(deb debs/evil-arch.deb "$(sha debs/evil-arch.deb)" evil 1)]")"
+
 [ -z "$(ls -A "$IMGTOOL_CACHE/staging")" ] || fail "staging folders left in the cache: $(ls "$IMGTOOL_CACHE/staging")"
 pass "no staging folder outlives a build, failed or not"

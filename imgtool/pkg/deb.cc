@@ -89,6 +89,9 @@ Status ReadControlTar(struct archive* outer, const std::string& member, DebPacka
   if (deb->name.empty() || deb->version.empty() || deb->architecture.empty()) {
     return Invalid(member + ": control lacks Package, Version or Architecture");
   }
+  // Before anything is staged: these values become file names and status-file text.
+  Status checked = internal::CheckControl(deb->control, fields);
+  if (!checked.ok()) return checked.error().Context(member);
   return Status::Ok();
 }
 

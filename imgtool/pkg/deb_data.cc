@@ -1,13 +1,16 @@
 // UnpackDataTar: the data.tar of a .deb, entry by entry, through StagingTree (which owns
 // the path-safety rules). This file owns what is specific to tar: entry types, modes,
-// size limits, and hashing each regular file once (SHA-256 for us, MD5 for dpkg).
+// size limits, sparse entries (holes become zeros), and hashing each regular file once
+// over what it holds in staging (FileBytes: SHA-256 for us, MD5 for dpkg).
 #include <archive.h>
 #include <archive_entry.h>
 #include <sys/stat.h>
 
+#include <optional>
 #include <unordered_map>
 
 #include "pkg/deb_internal.h"
+#include "pkg/file_bytes.h"
 
 namespace imgtool::pkg::internal {
 
@@ -104,33 +107,59 @@ class DataUnpacker {
 
   Status File(MemberTar& data, struct archive_entry* e, const std::string& path, uint32_t mode) {
     // Refuse on the header's size before writing a byte; the byte count below catches
-    // an archive whose data runs past it.
+    // an archive whose data runs past it. A sparse entry's size counts its holes: they
+    // are bytes of the file in the image.
+    uint64_t entry_size = static_cast<uint64_t>(archive_entry_size(e));
     if (archive_entry_size_is_set(e)) {
-      total_ += static_cast<uint64_t>(archive_entry_size(e));
+      total_ += entry_size;
       IMGTOOL_TRY(CheckTotal(path));
-      total_ -= static_cast<uint64_t>(archive_entry_size(e));
+      total_ -= entry_size;
     }
     auto fd = tree_.CreateFile(path);
     if (!fd.ok()) return fd.error();
-    oci::Sha256 sha;
-    Md5 md5;
-    std::vector<char> buf(1 << 16);
-    uint64_t size = 0;
-    for (;;) {
-      la_ssize_t n = archive_read_data(data.get(), buf.data(), buf.size());
-      if (n < 0) return Invalid(path, "reading data: " + data.ErrorText());
-      if (n == 0) break;
-      size += static_cast<uint64_t>(n);
-      total_ += static_cast<uint64_t>(n);
-      IMGTOOL_TRY(CheckTotal(path));
-      sha.Update(buf.data(), static_cast<size_t>(n));
-      md5.Update(buf.data(), static_cast<size_t>(n));
-      IMGTOOL_TRY(WriteAll(fd->get(), buf.data(), static_cast<size_t>(n), tree_.root() + "/" + path));
-    }
+    FileBytes out(fd->get(), tree_.root() + "/" + path);
+    std::optional<uint64_t> size;
+    if (archive_entry_size_is_set(e)) size = entry_size;
+    IMGTOOL_TRY(Fill(data, path, size, out));
+    IMGTOOL_TRY(out.Finish());
     if (::fchmod(fd->get(), mode) != 0) return MakeError(ErrorKind::kInternal, "chmod " + tree_.root() + "/" + path);
     file_index_[path] = deb_->files.size();
-    deb_->files.push_back(PackageFile{path, sha.Finish(), md5.FinishHex(), size});
+    deb_->files.push_back(PackageFile{path, out.sha256(), out.md5_hex(), out.size()});
     return Status::Ok();
+  }
+
+  // Blocks come at their offsets. A sparse entry (GNU or pax sparse) leaves gaps between
+  // them, and may end in one, that read as zeros: GNU tar (under dpkg-deb -x) writes them,
+  // so the file is `size` bytes (the header's) whatever the archive stored.
+  Status Fill(MemberTar& data, const std::string& path, std::optional<uint64_t> size, FileBytes& out) {
+    for (;;) {
+      const void* block = nullptr;
+      size_t len = 0;
+      la_int64_t offset = 0;
+      int r = archive_read_data_block(data.get(), &block, &len, &offset);
+      if (r == ARCHIVE_EOF) break;
+      if (r < ARCHIVE_WARN) return Invalid(path, "reading data: " + data.ErrorText());
+      if (offset < 0 || static_cast<uint64_t>(offset) < out.size()) {
+        return Invalid(path, "data block at offset " + std::to_string(offset) + " overlaps earlier data");
+      }
+      uint64_t hole = static_cast<uint64_t>(offset) - out.size();
+      IMGTOOL_TRY(Grow(path, hole + len));
+      IMGTOOL_TRY(out.Zeros(hole));
+      IMGTOOL_TRY(out.Data(block, len));
+    }
+    if (!size.has_value() || out.size() == *size) return Status::Ok();
+    if (out.size() > *size) {
+      return Invalid(path,
+                     "data runs to " + std::to_string(out.size()) + " bytes, the header says " + std::to_string(*size));
+    }
+    IMGTOOL_TRY(Grow(path, *size - out.size()));
+    return out.Zeros(*size - out.size());
+  }
+
+  // Counts `n` more bytes against the limits before they are hashed or written.
+  Status Grow(const std::string& path, uint64_t n) {
+    total_ += n;
+    return CheckTotal(path);
   }
 
   StagingTree& tree_;

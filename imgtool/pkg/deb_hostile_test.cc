@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fs/atomic_file.h"
+#include "pkg/deb_internal.h"
 #include "pkg/package.h"
 #include "pkg/test_util.h"
 
@@ -47,10 +48,29 @@ cases = {
     "big": [("./", D, None), ("./big", F, "y" * 5000)],
     "nodata": None,
 }
+# Control files that break Debian policy's grammar; the data is harmless.
+ok = "Package: evil\nVersion: 1\nArchitecture: all\n"
+controls = {
+    "arch_slash": "Package: evil\nVersion: 1\nArchitecture: a/b\nMulti-Arch: same\n",
+    "arch_upper": "Package: evil\nVersion: 1\nArchitecture: AMD64\n",
+    "package_slash": "Package: ../../evil\nVersion: 1\nArchitecture: all\n",
+    "package_upper": "Package: Evil\nVersion: 1\nArchitecture: all\n",
+    "package_short": "Package: e\nVersion: 1\nArchitecture: all\n",
+    "version_slash": "Package: evil\nVersion: 1.0/../../x\nArchitecture: all\n",
+    "version_epoch": "Package: evil\nVersion: x:1.0\nArchitecture: all\n",
+    "version_colon": "Package: evil\nVersion: 1:2:3\nArchitecture: all\n",
+    "version_revision": "Package: evil\nVersion: 1.0-\nArchitecture: all\n",
+    "version_space": "Package: evil\nVersion: 1.0 beta\nArchitecture: all\n",
+    "multiarch_garbage": "Package: evil\nVersion: 1\nArchitecture: amd64\nMulti-Arch: same/../x\n",
+    "second_stanza": ok + "\nPackage: libc6\nVersion: 99\nArchitecture: all\n",
+    "duplicate_field": ok + "package: libc6\n",
+    "not_a_field": ok + "no colon here\n",
+}
+for name in controls:
+    cases[name] = [("./", D, None), ("./usr", D, None), ("./usr/x", F, "x")]
 with open(os.path.join(work, "debian-binary"), "w") as f:
     f.write("2.0\n")
-tar(os.path.join(work, "control.tar.gz"),
-    [("./", D, None), ("./control", F, "Package: evil\nVersion: 1\nArchitecture: all\n")])
+tar(os.path.join(work, "control.tar.gz"), [("./", D, None), ("./control", F, controls.get(case, ok))])
 members = ["debian-binary", "control.tar.gz"]
 if cases[case] is not None:
     tar(os.path.join(work, "data.tar.gz"), cases[case])
@@ -58,26 +78,34 @@ if cases[case] is not None:
 subprocess.run(["ar", "rc", out] + members, cwd=work, check=True)
 )PY";
 
+// Builds CASE with mkdeb.py and unpacks it into an empty staging folder; the error must
+// be kInvalidInput "<deb>: <want>". Returns the staging folder.
+std::string ExpectRefused(const fs::TempDir& tmp, const std::string& name, const std::string& want) {
+  std::string work = tmp.path() + "/work";
+  Write(work + "/mkdeb.py", kMakeDeb);
+  std::string deb = work + "/" + name + ".deb";
+  auto r = Sh("python3 " + Quoted(work + "/mkdeb.py") + " " + Quoted(deb) + " " + name);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  std::string staging = tmp.path() + "/staging";
+  EXPECT_TRUE(fs::MakeDirs(staging).ok());
+  UnpackLimits limits;
+  limits.max_total_bytes = 1000;
+  auto got = UnpackDeb(deb, staging, limits);
+  EXPECT_FALSE(got.ok()) << name << " was accepted";
+  if (got.ok()) return staging;
+  EXPECT_EQ(got.error().kind, ErrorKind::kInvalidInput) << got.error().message;
+  EXPECT_EQ(got.error().message, deb + ": " + want);
+  EXPECT_FALSE(fs::Exists("/tmp/evil"));
+  return staging;
+}
+
 class DebHostileTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(DebHostileTest, Refused) {
   auto [name, want] = GetParam();
   auto tmp = fs::TempDir::Create("pkg-hostile-");
   ASSERT_TRUE(tmp.ok());
-  std::string work = tmp->path() + "/work";
-  Write(work + "/mkdeb.py", kMakeDeb);
-  std::string deb = work + "/" + name + ".deb";
-  auto r = Sh("python3 " + Quoted(work + "/mkdeb.py") + " " + Quoted(deb) + " " + name);
-  ASSERT_EQ(r.rc, 0) << r.out;
-  std::string staging = tmp->path() + "/staging";
-  ASSERT_TRUE(fs::MakeDirs(staging).ok());
-  UnpackLimits limits;
-  limits.max_total_bytes = 1000;
-  auto got = UnpackDeb(deb, staging, limits);
-  ASSERT_FALSE(got.ok()) << name << " was accepted";
-  EXPECT_EQ(got.error().kind, ErrorKind::kInvalidInput) << got.error().message;
-  EXPECT_EQ(got.error().message, deb + ": " + want);
-  EXPECT_FALSE(fs::Exists("/tmp/evil"));
+  ExpectRefused(*tmp, name, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -97,6 +125,54 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("big", "data.tar.gz: entry \"big\": package unpacks to more than 1000 bytes"),
         std::make_pair("nodata", "no data.tar member")),
     [](const auto& info) { return info.param.first; });
+
+// Control fields are checked before data.tar is read: nothing is staged.
+class DebControlTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(DebControlTest, RefusedBeforeAnythingIsStaged) {
+  auto [name, want] = GetParam();
+  auto tmp = fs::TempDir::Create("pkg-control-");
+  ASSERT_TRUE(tmp.ok());
+  std::string staging = ExpectRefused(*tmp, name, "control.tar.gz: control: " + want);
+  auto left = Sh("ls -A " + Quoted(staging));
+  EXPECT_EQ(left.out, "") << name << " staged files";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DebControlTest,
+    ::testing::Values(
+        std::make_pair("arch_slash", "Architecture \"a/b\": not a Debian architecture name ([a-z0-9][a-z0-9-]*)"),
+        std::make_pair("arch_upper", "Architecture \"AMD64\": not a Debian architecture name ([a-z0-9][a-z0-9-]*)"),
+        std::make_pair("package_slash", "Package \"../../evil\": not a Debian package name ([a-z0-9][a-z0-9+.-]+)"),
+        std::make_pair("package_upper", "Package \"Evil\": not a Debian package name ([a-z0-9][a-z0-9+.-]+)"),
+        std::make_pair("package_short", "Package \"e\": not a Debian package name ([a-z0-9][a-z0-9+.-]+)"),
+        std::make_pair("version_slash",
+                       "Version \"1.0/../../x\": the upstream version may hold only alphanumerics and \".+~-\""),
+        std::make_pair("version_epoch",
+                       "Version \"x:1.0\": the epoch before \":\" is not a number of at most 9 digits"),
+        std::make_pair("version_colon",
+                       "Version \"1:2:3\": the upstream version may hold only alphanumerics and \".+~-\""),
+        std::make_pair("version_revision",
+                       "Version \"1.0-\": the revision after the last \"-\" may hold only alphanumerics and \"+.~\""),
+        std::make_pair("version_space",
+                       "Version \"1.0 beta\": the upstream version may hold only alphanumerics and \".+~-\""),
+        std::make_pair("multiarch_garbage", "Multi-Arch \"same/../x\": want no, same, foreign or allowed"),
+        std::make_pair("second_stanza", "line 4: blank line (a control file holds one stanza)"),
+        std::make_pair("duplicate_field", "line 4: duplicate field package"),
+        std::make_pair("not_a_field", "line 4: not a \"Field: value\" line")),
+    [](const auto& info) { return info.param.first; });
+
+TEST(DebControlTest, PolicyExamplesAccepted) {
+  for (const char* control : {
+           "Package: libstdc++6\nVersion: 1:12.2.0-14+deb12u1\nArchitecture: amd64\nMulti-Arch: same",
+           "Package: g++-12\nVersion: 2.28.9~rc1-1ubuntu0.1\nArchitecture: kfreebsd-i386\nMulti-Arch: foreign",
+           "Package: python3.11\nVersion: 3.11.2\nArchitecture: all\nMulti-Arch: allowed\nDescription: x\n .\n y",
+           "Package: jq\nVersion: 0~git20230601.ab12-2~bpo12+1\nArchitecture: arm64\nMulti-Arch: no",
+       }) {
+    Status st = internal::CheckControl(control, ParseStanza(control));
+    EXPECT_TRUE(st.ok()) << control << ": " << st.error().message;
+  }
+}
 
 TEST(DebMalformedTest, NotAnArArchive) {
   auto tmp = fs::TempDir::Create("pkg-hostile-");

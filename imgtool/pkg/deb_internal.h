@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,5 +50,11 @@ class MemberTar {
 // (0: not declared, only the absolute caps apply). Errors name the entry, not the package.
 Status UnpackDataTar(MemberTar& data, StagingTree& tree, const UnpackLimits& limits, uint64_t declared_bytes,
                      bool allow_setuid, DebPackage* deb);
+
+// The control stanza (as shipped) and its parsed fields against Debian policy's grammar:
+// one stanza of "Field: value" lines without duplicates; Package, Version, Architecture
+// and Multi-Arch (when present) well-formed. kInvalidInput "control: <Field> \"<value>\":
+// <why>" or "control: line N: <why>".
+Status CheckControl(const std::string& control, const std::map<std::string, std::string>& fields);
 
 }  // namespace imgtool::pkg::internal

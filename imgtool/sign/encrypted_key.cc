@@ -10,7 +10,17 @@ namespace imgtool::sign {
 namespace {
 
 constexpr size_t kSaltBytes = 32;
-constexpr uint64_t kMaxN = uint64_t{1} << 20;
+// Work factors no higher than what cosign writes (go-securesystemslib's "standard" set,
+// N=2^16 r=8 p=1: 64 MiB, about 0.1 s); older cosign wrote N=2^15. scrypt runs before the
+// password can be checked, so a key file asking for more (N=2^20 r=32 p=16 is 4 GiB and
+// over a minute) is refused before any work is done.
+constexpr uint64_t kMaxN = uint64_t{1} << 16;
+constexpr uint64_t kMaxR = 8;
+constexpr uint64_t kMaxP = 1;
+// Sizes: cosign writes a 32-byte salt and a 24-byte nonce; a P-256 PKCS#8 key seals to
+// about 150 bytes, so 16 KiB of ciphertext leaves room for any key cosign makes.
+constexpr size_t kMaxSaltBytes = 64;
+constexpr size_t kMaxSealedBytes = 16 << 10;
 
 Status SodiumReady() {
   if (sodium_init() < 0) return MakeError(ErrorKind::kInternal, "libsodium failed to initialise");
@@ -40,11 +50,59 @@ Result<std::string> B64Field(const oci::Json& obj, const char* key, const std::s
   return Base64Decode(obj[key].get<std::string>(), where + "." + key);
 }
 
+std::string ParamsText(uint64_t n, uint64_t r, uint64_t p) {
+  return "N=" + std::to_string(n) + " r=" + std::to_string(r) + " p=" + std::to_string(p);
+}
+
+// Refused unless N is a power of two and every factor is within what cosign writes.
+Status CheckParams(uint64_t n, uint64_t r, uint64_t p, const std::string& what) {
+  if (n < 2 || (n & (n - 1)) != 0 || r < 1 || p < 1) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt " + ParamsText(n, r, p) +
+                                                   " is not valid (N a power of two, r and p at least 1)");
+  }
+  if (n > kMaxN || r > kMaxR || p > kMaxP) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt " + ParamsText(n, r, p) +
+                                                   " asks for more work than cosign's keys (at most " +
+                                                   ParamsText(kMaxN, kMaxR, kMaxP) + ")");
+  }
+  return Status::Ok();
+}
+
+// The file's parameters; a missing or non-integer factor reads as 0 (refused).
+Result<ScryptParams> CheckedParams(const oci::Json& pj, const std::string& what) {
+  auto num = [&](const char* k) -> uint64_t {
+    return pj.is_object() && pj.contains(k) && pj[k].is_number_unsigned() ? pj[k].get<uint64_t>() : 0;
+  };
+  uint64_t n = num("N"), r = num("r"), p = num("p");
+  IMGTOOL_TRY(CheckParams(n, r, p, what));
+  return ScryptParams{n, static_cast<uint32_t>(r), static_cast<uint32_t>(p)};
+}
+
+Status CheckSizes(const std::string& salt, const std::string& nonce, const std::string& sealed,
+                  const std::string& what) {
+  if (salt.empty() || salt.size() > kMaxSaltBytes) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.salt: " + std::to_string(salt.size()) +
+                                                   " bytes, want 1 to " + std::to_string(kMaxSaltBytes));
+  }
+  if (nonce.size() != crypto_secretbox_NONCEBYTES) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": $.cipher.nonce: " + std::to_string(nonce.size()) +
+                                                   " bytes, want " + std::to_string(crypto_secretbox_NONCEBYTES));
+  }
+  if (sealed.size() < crypto_secretbox_MACBYTES || sealed.size() > kMaxSealedBytes) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": $.ciphertext: " + std::to_string(sealed.size()) +
+                                                   " bytes, want " + std::to_string(crypto_secretbox_MACBYTES) +
+                                                   " to " + std::to_string(kMaxSealedBytes));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::string> SealWithPassword(std::string_view plaintext, std::string_view password,
                                      const ScryptParams& params) {
   IMGTOOL_TRY(SodiumReady());
+  // A key we could not read back is no key.
+  IMGTOOL_TRY(CheckParams(params.n, params.r, params.p, "sealing a key"));
   std::string salt = RandomBytes(kSaltBytes);
   std::string nonce = RandomBytes(crypto_secretbox_NONCEBYTES);
   auto key = DeriveKey(password, salt, params);
@@ -73,24 +131,16 @@ Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_v
   if (!cipher.is_object() || cipher.value("name", "") != "nacl/secretbox") {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.cipher.name: want nacl/secretbox");
   }
-  const oci::Json& pj = kdf.value("params", oci::Json());
-  auto num = [&](const char* k) -> uint64_t {
-    return pj.is_object() && pj.contains(k) && pj[k].is_number_unsigned() ? pj[k].get<uint64_t>() : 0;
-  };
-  ScryptParams p{num("N"), static_cast<uint32_t>(num("r")), static_cast<uint32_t>(num("p"))};
-  if (p.n < 2 || p.n > kMaxN || (p.n & (p.n - 1)) != 0 || p.r < 1 || p.r > 32 || p.p < 1 || p.p > 16) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt N/r/p out of range");
-  }
+  auto p = CheckedParams(kdf.value("params", oci::Json()), what);
+  if (!p.ok()) return p.error();
   auto salt = B64Field(kdf, "salt", what + ": $.kdf");
   if (!salt.ok()) return salt.error();
   auto nonce = B64Field(cipher, "nonce", what + ": $.cipher");
   if (!nonce.ok()) return nonce.error();
   auto sealed = B64Field(*j, "ciphertext", what + ": $");
   if (!sealed.ok()) return sealed.error();
-  if (nonce->size() != crypto_secretbox_NONCEBYTES || sealed->size() < crypto_secretbox_MACBYTES) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": nonce or ciphertext has the wrong length");
-  }
-  auto key = DeriveKey(password, *salt, p);
+  IMGTOOL_TRY(CheckSizes(*salt, *nonce, *sealed, what));
+  auto key = DeriveKey(password, *salt, *p);
   if (!key.ok()) return key.error();
   std::string plain(sealed->size() - crypto_secretbox_MACBYTES, '\0');
   int rc = crypto_secretbox_open_easy(

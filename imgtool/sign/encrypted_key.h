@@ -14,18 +14,23 @@
 
 namespace imgtool::sign {
 
+// What cosign writes (go-securesystemslib's default). Files name their own parameters;
+// reading honours them up to these values and no further.
 struct ScryptParams {
-  uint64_t n = 65536;  // cosign's keys name their own; reading honours what the file says
+  uint64_t n = 65536;
   uint32_t r = 8;
   uint32_t p = 1;
 };
 
-// The JSON document (the PEM body) sealing `plaintext` under `password`.
+// The JSON document (the PEM body) sealing `plaintext` under `password`. Parameters beyond
+// cosign's are kInvalidInput (OpenWithPassword would refuse the result).
 Result<std::string> SealWithPassword(std::string_view plaintext, std::string_view password,
                                      const ScryptParams& params = {});
 // The plaintext; a wrong password (or a damaged file: secretbox cannot tell) is kDenied.
-// Parameters beyond N=2^20, r=32, p=16 are refused: a hostile key file must not be
-// able to ask for gigabytes of memory.
+// Refused with kInvalidInput before any scrypt work, since scrypt runs before the password
+// can be checked: N above 2^16, r above 8 or p above 1 (cosign writes N=2^16 r=8 p=1, older
+// versions N=2^15), N not a power of two; a salt over 64 bytes, a nonce that is not 24
+// bytes, a ciphertext over 16 KiB.
 Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what);
 
 }  // namespace imgtool::sign

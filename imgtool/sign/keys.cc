@@ -117,6 +117,12 @@ Result<std::string> EncryptedPrivateKeyPem(const Pkey& key, std::string_view pas
 }
 
 Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what) {
+  // A cosign key is under 1 KiB; the cap bounds base64 and JSON work on a hostile file.
+  if (pem.size() > kMaxPrivateKeyPem) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": " + std::to_string(pem.size()) +
+                                                   " bytes, more than a cosign private key's " +
+                                                   std::to_string(kMaxPrivateKeyPem));
+  }
   auto block = ReadPem(pem, what);
   if (!block.ok()) return block.error();
   if (block->type != kSigstorePrivateKeyPem && block->type != kCosignPrivateKeyPem) {

@@ -7,6 +7,7 @@
 
 #include <openssl/evp.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,9 @@ Result<Pkey> ParsePublicKeyPem(std::string_view pem, const std::string& what);
 Result<Pkey> LoadPublicKeyFile(const std::string& path);
 
 Result<std::string> EncryptedPrivateKeyPem(const Pkey& key, std::string_view password, const ScryptParams& params = {});
+// A PEM larger than kMaxPrivateKeyPem is kInvalidInput before it is decoded; the
+// envelope's own limits are OpenWithPassword's (encrypted_key.h).
+inline constexpr size_t kMaxPrivateKeyPem = 32 << 10;
 Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what);
 
 // ECDSA/SHA-256, DER-encoded.
