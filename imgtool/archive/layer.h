@@ -111,4 +111,27 @@ Result<std::string> ReadFileFromLayer(const std::string& blob_path, const std::s
                                       uint64_t max_bytes = 1 << 20);
 Result<std::string> ReadFileFromLayer(const oci::Blob& layer, const std::string& path, uint64_t max_bytes = 1 << 20);
 
+// ---- Raw headers, for a view that unpacks like a runtime (imgtool/rootfs) ----
+
+enum class HeaderType { kFile, kDir, kSymlink, kHardlink, kOther };  // kOther: devices, FIFOs
+
+// One tar header as stored: the name and link are not normalized ("./etc//passwd/" stays
+// so), because how they are cleaned is the unpacker's business.
+struct TarHeader {
+  uint64_t ordinal = 0;  // 0, 1, ... in tar order: what ReadLayerEntry takes
+  std::string name;
+  HeaderType type = HeaderType::kFile;
+  uint32_t mode = 0;  // 07777
+  uint64_t size = 0;  // kFile
+  std::string link;   // kSymlink: the target; kHardlink: the name linked to
+};
+
+// Streams the layer's headers (content is skipped, not hashed) to `visit`, which may stop
+// the scan with an error. Reads the blob to its end, so its digest and size are checked.
+Status ScanLayer(const oci::Blob& layer, const std::function<Status(const TarHeader&)>& visit);
+
+// The content of the entry at `ordinal` (a regular file), streaming the layer again and
+// checking the whole blob; kInvalidInput when larger than max_bytes.
+Result<std::string> ReadLayerEntry(const oci::Blob& layer, uint64_t ordinal, uint64_t max_bytes);
+
 }  // namespace imgtool::archive

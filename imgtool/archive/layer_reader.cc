@@ -5,26 +5,23 @@
 // Not here: hashing a whole blob as stored and as decompressed (blob_digest.cc does it
 // in one pass with its own decompressors, which also check gzip CRCs; libarchive's gzip
 // reader does not).
-#include <fcntl.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "archive/archive_util.h"
+#include "archive/blob_source.h"
 #include "archive/layer.h"
-#include "fs/safe_open.h"
 
 namespace imgtool::archive {
 
 namespace {
 
-using internal::ReadArchivePtr;
-using ReaderFactory = std::function<Result<std::unique_ptr<oci::Reader>>()>;
-
-constexpr size_t kReadBlock = 1 << 20;
+using internal::BlobReaderFactory;
+using internal::FileReaderFactory;
+using internal::ForEachBlock;
+using internal::NextHeader;
+using internal::OpenBlob;
+using internal::ReaderFactory;
 
 // "./usr/lib/" -> "usr/lib"; "./" -> "".
 std::string NormalizePath(const char* raw) {
@@ -41,75 +38,6 @@ std::string NormalizePath(const char* raw) {
   while (!p.empty() && p.back() == '/') p.remove_suffix(1);
   if (p == ".") return "";
   return std::string(p);
-}
-
-Error BlobError(struct archive* a, const std::string& blob_path) {
-  const char* msg = archive_error_string(a);
-  return MakeError(ErrorKind::kIntegrity, blob_path + ": " + (msg ? msg : "unreadable layer"));
-}
-
-// libarchive pulls the blob's bytes from an oci::Reader through this callback.
-struct ReaderSource {
-  std::unique_ptr<oci::Reader> reader;
-  std::vector<char> buf = std::vector<char>(kReadBlock);
-  std::string error;  // the reader's own error, which libarchive would flatten
-};
-
-la_ssize_t ReadFromReader(struct archive* a, void* client, const void** out) {
-  auto* src = static_cast<ReaderSource*>(client);
-  auto got = src->reader->Read(src->buf.data(), src->buf.size());
-  if (!got.ok()) {
-    src->error = got.error().message;
-    archive_set_error(a, EIO, "%s", src->error.c_str());
-    return -1;
-  }
-  *out = src->buf.data();
-  return static_cast<la_ssize_t>(*got);
-}
-
-// An open archive and the reader it pulls from (which must outlive it).
-struct OpenedBlob {
-  std::unique_ptr<ReaderSource> source;
-  ReadArchivePtr archive;
-  struct archive* get() const { return archive.get(); }
-};
-
-Result<OpenedBlob> OpenBlob(const ReaderFactory& open, const std::string& blob_path) {
-  auto reader = open();
-  if (!reader.ok()) return reader.error();
-  OpenedBlob out{std::make_unique<ReaderSource>(), ReadArchivePtr(archive_read_new())};
-  out.source->reader = std::move(*reader);
-  if (!out.archive) return MakeError(ErrorKind::kInternal, "libarchive: out of memory");
-  archive_read_support_filter_all(out.get());
-  archive_read_support_format_tar(out.get());  // ustar, pax, GNU tar
-  if (archive_read_open(out.get(), out.source.get(), nullptr, ReadFromReader, nullptr) != ARCHIVE_OK) {
-    return BlobError(out.get(), blob_path);
-  }
-  return out;
-}
-
-// Next header, or nullptr at the end. ARCHIVE_WARN (a name not valid in the locale,
-// kept as raw bytes) is fine; anything worse means a corrupt or truncated blob.
-Result<struct archive_entry*> NextHeader(struct archive* a, const std::string& blob_path) {
-  struct archive_entry* h = nullptr;
-  int rc = archive_read_next_header(a, &h);
-  if (rc == ARCHIVE_EOF) return static_cast<struct archive_entry*>(nullptr);
-  if (rc < ARCHIVE_WARN) return BlobError(a, blob_path);
-  return h;
-}
-
-// Calls fn(data, len) for each block of the current entry's content.
-template <typename Fn>
-Status ForEachBlock(struct archive* a, const std::string& blob_path, Fn&& fn) {
-  for (;;) {
-    const void* buf = nullptr;
-    size_t len = 0;
-    la_int64_t offset = 0;
-    int rc = archive_read_data_block(a, &buf, &len, &offset);
-    if (rc == ARCHIVE_EOF) return Status::Ok();
-    if (rc < ARCHIVE_WARN) return BlobError(a, blob_path);
-    IMGTOOL_TRY(fn(buf, len));
-  }
 }
 
 // Device nodes, FIFOs and sockets have no EntryType (imgtool never writes them): false.
@@ -132,7 +60,6 @@ bool TypeOf(struct archive_entry* h, EntryType* type) {
       return false;
   }
 }
-
 
 Result<std::vector<LayerFile>> ListLayer(const ReaderFactory& open, const std::string& blob_path) {
   internal::ScopedCLocale c_locale;  // names come back as the bytes stored
@@ -217,21 +144,6 @@ Result<std::string> ReadFileFromLayer(const ReaderFactory& open, const std::stri
     want = link;
   }
   return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + path + ": too many hardlink hops");
-}
-
-ReaderFactory FileReaderFactory(const std::string& path) {
-  return [path]() -> Result<std::unique_ptr<oci::Reader>> {
-    fs::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) {
-      int e = errno;
-      return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, path + ": " + std::strerror(e));
-    }
-    return std::unique_ptr<oci::Reader>(std::make_unique<fs::FdReader>(std::move(fd)));
-  };
-}
-
-ReaderFactory BlobReaderFactory(const oci::Blob& blob) {
-  return [&blob] { return blob.Open(); };
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "archive/known_diff_ids.h"
 #include "build/base_image.h"
@@ -25,6 +26,7 @@
 #include "oci/human_bytes.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
+#include "rootfs/image_fs.h"
 
 namespace imgtool::build {
 
@@ -41,15 +43,13 @@ const char* CompressionName(archive::Compression c) {
   return "gzip";
 }
 
-// The base image's /etc/passwd or /etc/group: the topmost layer that has it.
-Result<std::string> FileFromImage(const oci::Image& image, const std::string& path, uint64_t max_bytes = 1 << 20) {
-  auto layers = image.layers();
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    auto content = archive::ReadFileFromLayer(**it, path, max_bytes);
-    if (content.ok()) return content;
-    if (content.error().kind != ErrorKind::kNotFound) return content.error();
-  }
-  return std::string();
+// A file of the base image (/etc/passwd, /etc/group, dpkg's status) where a runtime finds
+// it (rootfs/image_fs.h: through symlinked folders, after whiteouts, whatever the entry's
+// spelling); empty when the base has none.
+Result<std::string> FileFromImage(const rootfs::ImageFs& base, const std::string& path, uint64_t max_bytes = 1 << 20) {
+  auto content = base.ReadFile(path, max_bytes);
+  if (!content.ok() && content.error().kind == ErrorKind::kNotFound) return std::string();
+  return content;
 }
 
 void SetEnv(oci::Json& cfg, const std::map<std::string, std::string>& env) {
@@ -211,15 +211,19 @@ Result<BuildResult> Build(const BuildOptions& opt) {
                                                    "is not available in this version)");
   }
   std::shared_ptr<const oci::Image> base;
+  std::optional<rootfs::ImageFs> base_fs;
   std::string base_passwd, base_group;
   if (!p.spec.base.scratch) {
     auto b = OpenBase(p.spec, BaseOptions{opt.download_dir, opt.registry, opt.progress});
     if (!b.ok()) return b.error().Context("base image");
     base = *b;
     p.base_manifest = base->digest();
-    auto pw = FileFromImage(*base, "etc/passwd");
+    auto view = rootfs::ImageFs::Build(*base);
+    if (!view.ok()) return view.error().Context("base image");
+    base_fs.emplace(std::move(*view));
+    auto pw = FileFromImage(*base_fs, "etc/passwd");
     if (!pw.ok()) return pw.error().Context("base image /etc/passwd");
-    auto gr = FileFromImage(*base, "etc/group");
+    auto gr = FileFromImage(*base_fs, "etc/group");
     if (!gr.ok()) return gr.error().Context("base image /etc/group");
     base_passwd = *pw;
     base_group = *gr;
@@ -252,7 +256,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   if (has_debs) {
     std::string base_status;
     if (base) {
-      auto st = FileFromImage(*base, "var/lib/dpkg/status", 64 << 20);
+      auto st = FileFromImage(*base_fs, "var/lib/dpkg/status", 64 << 20);
       if (!st.ok()) return st.error().Context("base image /var/lib/dpkg/status");
       base_status = *st;
     }

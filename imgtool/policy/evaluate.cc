@@ -109,7 +109,7 @@ RuleResult EvaluateNonRoot(const ImageFacts& f) {
     if (f.passwd.error().kind == ErrorKind::kNotFound) {
       return Deny(rule, "config User '" + user + "' is a name but the image has no /etc/passwd");
     }
-    return Deny(rule, "config User '" + user + "' is a name; reading /etc/passwd: " + f.passwd.error().message);
+    return Deny(rule, "config User '" + user + "' is a name; " + f.passwd.error().message);
   }
   std::string uid = PasswdUid(*f.passwd, user);
   if (uid.empty()) return Deny(rule, "config User '" + user + "' is not in the image's /etc/passwd");

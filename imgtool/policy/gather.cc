@@ -2,6 +2,7 @@
 
 #include "archive/layer.h"
 #include "oci/image_config.h"
+#include "rootfs/image_fs.h"
 
 namespace imgtool::policy {
 
@@ -9,32 +10,32 @@ namespace {
 
 using Layers = std::vector<std::shared_ptr<const oci::Layer>>;
 
-// Content of `path` in the top-most layer that has it (kNotFound when none does).
-// Whiteouts are not followed: a file deleted by a later layer still counts, which can
-// only make a rule stricter.
-Result<std::string> ReadTopmost(const Layers& layers, const std::string& path) {
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    auto content = archive::ReadFileFromLayer(**it, path);
-    if (content.ok()) return content;
-    if (content.error().kind != ErrorKind::kNotFound) {
-      return content.error().Context("reading /" + path + " from layer " + (*it)->digest().str());
-    }
-  }
-  return MakeError(ErrorKind::kNotFound, "/" + path + " is in no layer");
+// /etc/passwd and stack.json are small; a bigger one is not judged.
+constexpr uint64_t kMaxFactFile = 1 << 20;
+
+// Files are read from one view of the unpacked image (rootfs/image_fs.h), found where a
+// runtime finds them: through symlinked folders, whatever the entry's spelling, after
+// whiteouts. Reading a file by its entry name let a top layer hide the one a runtime reads.
+Result<std::string> ReadImageFile(const Result<rootfs::ImageFs>& view, const std::string& path) {
+  if (!view.ok()) return view.error().Context("/" + path);
+  return view->ReadFile(path, kMaxFactFile);
 }
 
-// Every file with a setuid or setgid bit, in every layer. A setgid folder only makes new
-// files inherit its group, so folders are not counted.
-Result<std::vector<SetuidFile>> ScanSetuid(const Layers& layers) {
+// Every setuid or setgid file header in every layer, including files a later layer
+// deleted: they still ship in the image (and come back for anyone building on a lower
+// layer), and the list does not depend on how a runtime unpacks. A setgid folder only
+// makes new files inherit its group, so folders are not counted.
+Result<std::vector<SetuidFile>> SetuidFiles(const Result<rootfs::ImageFs>& view) {
+  if (!view.ok()) return view.error();
   std::vector<SetuidFile> out;
-  for (const auto& l : layers) {
-    auto entries = archive::ListLayer(*l);
-    if (!entries.ok()) return entries.error().Context("listing layer " + l->digest().str());
-    for (const auto& e : *entries) {
-      if (e.type != archive::EntryType::kDir && (e.mode & 06000)) out.push_back({l->digest().str(), e.path, e.mode});
-    }
-  }
+  for (const auto& e : view->setuid_entries()) out.push_back({e.layer, e.path, e.mode});
   return out;
+}
+
+Result<rootfs::ImageFs> ViewOf(const oci::Image& img) {
+  auto view = rootfs::ImageFs::Build(img);
+  if (!view.ok()) return view.error().Context("unpacking the image's layers");
+  return view;
 }
 
 Result<uint64_t> UncompressedSize(const Layers& layers) {
@@ -64,9 +65,13 @@ void GatherImage(const oci::Image& img, const Policy& policy, ImageFacts& f) {
   Layers layers = img.layers();
   for (const auto& l : layers) f.compressed_size += static_cast<uint64_t>(l->size());
 
-  if (policy.non_root && !NumericUser(f.user)) f.passwd = ReadTopmost(layers, "etc/passwd");
-  if (policy.allowed_stacks) f.stack_json = ReadTopmost(layers, "etc/imgtool/stack.json");
-  if (policy.no_setuid) f.setuid_files = ScanSetuid(layers);
+  bool wants_passwd = policy.non_root && !NumericUser(f.user);
+  if (wants_passwd || policy.allowed_stacks || policy.no_setuid) {
+    auto view = ViewOf(img);  // once, for every rule that reads files
+    if (wants_passwd) f.passwd = ReadImageFile(view, "etc/passwd");
+    if (policy.allowed_stacks) f.stack_json = ReadImageFile(view, "etc/imgtool/stack.json");
+    if (policy.no_setuid) f.setuid_files = SetuidFiles(view);
+  }
   if (policy.max_size && policy.max_size->uncompressed_bytes) f.uncompressed_size = UncompressedSize(layers);
 }
 

@@ -1,6 +1,7 @@
 // Fact gathering: reads from an opened image only what the policy's rules need (the
-// config and manifest always; /etc/passwd when User is a name; stack.json; a listing of
-// every layer for setuid files; a decompressing pass for the uncompressed size) and asks
+// config and manifest always; /etc/passwd when User is a name, stack.json and the setuid
+// files from one view of the unpacked image, rootfs/image_fs.h; a decompressing pass for
+// the uncompressed size) and asks
 // the signature verifier when the policy has signedBy. For an index, the same for each
 // image entry, and the verifier once, for the index's own digest. Errors become facts,
 // never exceptions to the decision (facts.h).

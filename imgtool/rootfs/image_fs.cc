@@ -1,0 +1,236 @@
+#include "rootfs/image_fs.h"
+
+#include "archive/layer.h"
+#include "rootfs/names.h"
+#include "rootfs/tree.h"
+#include "rootfs/unpack.h"
+
+namespace imgtool::rootfs {
+
+using internal::Components;
+using internal::Cursor;
+using internal::Node;
+using internal::NodeType;
+
+// The two views, and what reading a file needs.
+struct internal::Views {
+  std::vector<std::shared_ptr<const oci::Layer>> layers;
+  Limits limits;
+  std::unique_ptr<Node> overlay = Node::Dir();
+  std::unique_ptr<Node> merged = Node::Dir();
+  std::vector<SetuidEntry> setuid;
+
+  Node* root(Unpacker view) const { return view == Unpacker::kOverlay ? overlay.get() : merged.get(); }
+};
+
+namespace {
+
+// A name as it goes into a message: quoted, and cut short when absurdly long.
+std::string Quote(const std::string& name) {
+  constexpr size_t kShown = 200;
+  return "\"" + (name.size() <= kShown ? name : name.substr(0, kShown) + "...") + "\"";
+}
+
+// kNotFound from this library means one thing: nothing at that path. A layer blob that
+// is missing must not read as a missing file (a rule would take it for "no stack.json").
+Error LayerError(Error e) {
+  if (e.kind == ErrorKind::kNotFound) e.kind = ErrorKind::kIntegrity;
+  return e;
+}
+
+bool IsWhiteout(const Components& c) { return !c.empty() && c.back().rfind(".wh.", 0) == 0; }
+
+void RecordSetuid(internal::Views& s, const oci::Layer& layer, const archive::TarHeader& h) {
+  if (h.type == archive::HeaderType::kDir || (h.mode & 06000) == 0) return;
+  Components c = internal::CleanName(h.name);
+  if (c.empty() || IsWhiteout(c)) return;  // a whiteout puts nothing anywhere
+  s.setuid.push_back({layer.digest().str(), internal::Join(c), h.mode});
+}
+
+// One layer onto both views: onto the merged tree directly, and into a tree of its own
+// that is then stacked onto the overlay view.
+Status ApplyLayer(internal::Views& s, uint32_t index, uint64_t& total) {
+  const oci::Layer& layer = *s.layers[index];
+  const std::string where = "layer " + layer.digest().str();
+  auto own = Node::Dir();
+  internal::LayerApplier overlay(own.get(), /*alone=*/true, index, s.limits.max_path);
+  internal::LayerApplier merged(s.merged.get(), /*alone=*/false, index, s.limits.max_path);
+  Status scanned = archive::ScanLayer(layer, [&](const archive::TarHeader& h) -> Status {
+    if (++total > s.limits.max_entries) {
+      return MakeError(ErrorKind::kInvalidInput, where + ": more than " + std::to_string(s.limits.max_entries) +
+                                                     " entries in the image's layers");
+    }
+    const std::string entry = where + ": entry " + Quote(h.name);
+    if (h.name.size() >= s.limits.max_path) {
+      return MakeError(ErrorKind::kInvalidInput, entry + ": a name of " + std::to_string(h.name.size()) + " bytes");
+    }
+    RecordSetuid(s, layer, h);
+    if (Status st = merged.Apply(h); !st.ok()) return st.error().Context(entry + ": unpacked onto the layers below");
+    if (Status st = overlay.Apply(h); !st.ok()) return st.error().Context(entry + ": unpacked on its own");
+    return Status::Ok();
+  });
+  if (!scanned.ok()) return LayerError(scanned.error());
+  internal::OverlayStack(*s.overlay, *own);
+  return Status::Ok();
+}
+
+FileType TypeOf(const Node& n) {
+  switch (n.type) {
+    case NodeType::kFile:
+      return FileType::kFile;
+    case NodeType::kDir:
+      return FileType::kDir;
+    case NodeType::kSymlink:
+      return FileType::kSymlink;
+    case NodeType::kOther:
+    case NodeType::kWhiteout:
+      break;
+  }
+  return FileType::kOther;
+}
+
+FileInfo InfoOf(const internal::Views& s, const Node& n, std::string path) {
+  FileInfo f;
+  f.path = std::move(path);
+  f.type = TypeOf(n);
+  f.mode = n.mode;
+  if (f.type == FileType::kDir) return f;
+  f.size = n.size;
+  f.link = n.link;
+  f.layer = s.layers[n.layer]->digest().str();
+  f.layer_index = n.layer;
+  f.entry = n.entry;
+  return f;
+}
+
+// Where one answer came from, for a disagreement ("/etc/passwd: " left off errors).
+std::string Describe(const Result<FileInfo>& r) {
+  if (!r.ok()) {
+    const std::string& m = r.error().message;
+    size_t colon = m.find(": ");
+    std::string why = m.front() == '/' && colon != std::string::npos ? m.substr(colon + 2) : m;
+    return (r.error().kind == ErrorKind::kNotFound ? "nothing (" : "an error (") + why + ")";
+  }
+  switch (r->type) {
+    case FileType::kDir:
+      return "a folder at " + Quote(r->path);
+    case FileType::kFile:
+      return Quote(r->path) + ", the file of layer " + r->layer + " entry " + std::to_string(r->entry);
+    case FileType::kSymlink:
+    case FileType::kOther:
+      break;
+  }
+  return Quote(r->path) + ", a device or FIFO of layer " + r->layer + " entry " + std::to_string(r->entry);
+}
+
+bool SameOrigin(const FileInfo& a, const FileInfo& b) {
+  if (a.type != b.type) return false;
+  return a.type == FileType::kDir || (a.layer == b.layer && a.entry == b.entry);
+}
+
+Error Disagree(const std::string& path, const Result<FileInfo>& overlay, const Result<FileInfo>& merged,
+               const std::string& how = "") {
+  return MakeError(ErrorKind::kIntegrity, path + ": unpackers disagree" + how +
+                                              ": overlayfs snapshotters (each layer on its own) see " +
+                                              Describe(overlay) +
+                                              "; umoci and native snapshotters (each layer "
+                                              "onto those below) see " +
+                                              Describe(merged));
+}
+
+Result<std::string> ReadContent(const internal::Views& s, const FileInfo& f, uint64_t max_bytes) {
+  if (f.size > max_bytes) {
+    return MakeError(ErrorKind::kInvalidInput, "larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  auto content = archive::ReadLayerEntry(*s.layers[f.layer_index], f.entry, max_bytes);
+  if (!content.ok()) return LayerError(content.error());
+  return content;
+}
+
+void WalkFrom(const internal::Views& s, const Node& dir, const std::string& path,
+              const std::function<void(const FileInfo&)>& visit) {
+  for (const auto& [name, node] : *dir.children) {
+    std::string p = path.empty() ? name : path + "/" + name;
+    visit(InfoOf(s, *node, p));
+    if (node->type == NodeType::kDir) WalkFrom(s, *node, p, visit);
+  }
+}
+
+}  // namespace
+
+ImageFs::ImageFs(std::unique_ptr<internal::Views> state) : state_(std::move(state)) {}
+ImageFs::ImageFs(ImageFs&&) noexcept = default;
+ImageFs& ImageFs::operator=(ImageFs&&) noexcept = default;
+ImageFs::~ImageFs() = default;
+
+Result<ImageFs> ImageFs::Build(const oci::Image& image, const Limits& limits) { return Build(image.layers(), limits); }
+
+Result<ImageFs> ImageFs::Build(std::vector<std::shared_ptr<const oci::Layer>> layers, const Limits& limits) {
+  auto s = std::make_unique<internal::Views>();
+  s->layers = std::move(layers);
+  s->limits = limits;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < s->layers.size(); ++i) IMGTOOL_TRY(ApplyLayer(*s, i, total));
+  return ImageFs(std::move(s));
+}
+
+Result<FileInfo> ImageFs::Stat(Unpacker view, const std::string& path) const {
+  Components rest = internal::CleanName(path);
+  const std::string asked = "/" + internal::Join(rest);
+  // A walk that creates nothing changes nothing: the cursor's pointers are only read.
+  Cursor at(state_->root(view), state_->limits.max_path);
+  for (;;) {
+    if (rest.empty()) return InfoOf(*state_, *at.dir(), at.path());
+    std::string base = std::move(rest.back());
+    rest.pop_back();
+    if (Status st = at.Descend(rest, /*create=*/false); !st.ok()) return st.error().Context(asked);
+    rest.clear();
+    if (base == "..") {  // the last name of a symlink's target
+      at.Up();
+      continue;
+    }
+    const Node* node = at.dir()->Find(base);
+    if (node == nullptr) {
+      return MakeError(ErrorKind::kNotFound, asked + ": " + Quote(at.PathTo(base)) + " does not exist");
+    }
+    if (node->type != NodeType::kSymlink) return InfoOf(*state_, *node, at.PathTo(base));
+    auto target = at.Follow(*node, base);
+    if (!target.ok()) return target.error().Context(asked);
+    rest = std::move(*target);
+  }
+}
+
+Result<FileInfo> ImageFs::Resolve(const std::string& path) const {
+  auto overlay = Stat(Unpacker::kOverlay, path);
+  auto merged = Stat(Unpacker::kMerged, path);
+  if (overlay.ok() && merged.ok() && SameOrigin(*overlay, *merged)) return overlay;
+  if (!overlay.ok() && !merged.ok() && overlay.error().kind == merged.error().kind) return overlay;
+  return Disagree("/" + internal::Join(internal::CleanName(path)), overlay, merged);
+}
+
+Result<std::string> ImageFs::ReadFile(const std::string& path, uint64_t max_bytes) const {
+  const std::string asked = "/" + internal::Join(internal::CleanName(path));
+  auto overlay = Stat(Unpacker::kOverlay, path);
+  auto merged = Stat(Unpacker::kMerged, path);
+  if (!overlay.ok() || !merged.ok() || overlay->type != FileType::kFile || merged->type != FileType::kFile) {
+    auto agreed = Resolve(path);
+    if (!agreed.ok()) return agreed.error();
+    return MakeError(ErrorKind::kInvalidInput, asked + ": not a regular file (" + Describe(agreed) + ")");
+  }
+  auto content = ReadContent(*state_, *overlay, max_bytes);
+  if (!content.ok()) return content.error().Context(asked);
+  if (SameOrigin(*overlay, *merged)) return content;
+  // Two entries, maybe with the same bytes (a file written twice): only different bytes matter.
+  auto other = ReadContent(*state_, *merged, max_bytes);
+  if (!other.ok()) return other.error().Context(asked);
+  if (*other != *content) return Disagree(asked, overlay, merged, " on its content");
+  return content;
+}
+
+void ImageFs::Walk(Unpacker view, const std::function<void(const FileInfo&)>& visit) const {
+  WalkFrom(*state_, *state_->root(view), "", visit);
+}
+
+const std::vector<SetuidEntry>& ImageFs::setuid_entries() const { return state_->setuid; }
+
+}  // namespace imgtool::rootfs
