@@ -7,6 +7,8 @@
 #include <atomic>
 #include <thread>
 
+#include "fs/safe_open.h"
+
 namespace imgtool::admission {
 
 Status ParseListen(const std::string& text, ServerOptions& out) {
@@ -24,6 +26,11 @@ Status ParseListen(const std::string& text, ServerOptions& out) {
 }
 
 Status Serve(const ServerOptions& o, const Handler& handler, const std::function<void()>& on_listening) {
+  // httplib hands the paths to OpenSSL, whose open would wait forever on a FIFO.
+  for (const std::string* path : {&o.tls_cert, &o.tls_key}) {
+    auto fd = fs::OpenRegular(*path);
+    if (!fd.ok()) return fd.error();
+  }
   httplib::SSLServer svr(o.tls_cert.c_str(), o.tls_key.c_str());
   if (!svr.is_valid()) {
     return MakeError(ErrorKind::kInvalidInput,

@@ -74,8 +74,10 @@ Error Errno(const std::string& what) {
 
 int OpenForReading(const std::string& path) {
   // O_NOATIME spares an inode write per file; only the owner (or root) may ask for it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: planning saw a regular file, but one swapped for a FIFO since must be
+  // refused below, not waited on (regular files ignore the flag).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   return fd;
 }
 

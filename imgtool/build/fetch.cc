@@ -10,22 +10,13 @@
 #include "build/layer_cache.h"
 #include "fs/atomic_file.h"
 #include "oci/human_bytes.h"
+#include "ref/url.h"
 
 namespace imgtool::build {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Messages never show a password given in the URL (https://user:secret@host/...).
-std::string Redacted(const std::string& url) {
-  size_t scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  size_t host = scheme + 3, end = url.find('/', host);
-  size_t at = url.rfind('@', end == std::string::npos ? url.size() : end);
-  if (at == std::string::npos || at < host) return url;
-  return url.substr(0, host) + "***@" + url.substr(at + 1);
-}
 
 struct Download {
   fs::AtomicFile file;
@@ -63,7 +54,7 @@ int OnProgress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_of
   return 0;
 }
 
-Status Get(const std::string& url, Download& d) {
+Status Get(const std::string& url, const remote::NetTimeouts& t, Download& d) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   CURL* c = curl_easy_init();
@@ -77,9 +68,10 @@ Status Get(const std::string& url, Download& d) {
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");  // a server never redirects to file://
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);              // the URL's credentials stay with its host
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, t.connect_s);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, remote::kLowSpeedBytesPerSec);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, t.stall_s);
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "imgtool/" IMGTOOL_VERSION);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
@@ -94,6 +86,7 @@ Status Get(const std::string& url, Download& d) {
   if (!d.failure.ok()) return d.failure;
   if (rc != CURLE_OK) {
     std::string why = message[0] ? message : curl_easy_strerror(rc);
+    if (rc == CURLE_OPERATION_TIMEDOUT) why += " ($IMGTOOL_CONNECT_TIMEOUT, $IMGTOOL_STALL_TIMEOUT)";
     ErrorKind kind = rc == CURLE_HTTP_RETURNED_ERROR && status == 404 ? ErrorKind::kNotFound : ErrorKind::kTransport;
     return MakeError(kind, d.label + ": " + why);
   }
@@ -128,7 +121,7 @@ std::string DefaultDownloadDir() {
 
 Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, const FetchOptions& options) {
   if (options.cache_dir.empty()) {
-    return MakeError(ErrorKind::kInvalidInput, "fetching " + Redacted(url) +
+    return MakeError(ErrorKind::kInvalidInput, "fetching " + ref::WithoutUserinfo(url) +
                                                    ": no download folder (set IMGTOOL_CACHE or HOME, or --cache-dir)");
   }
   const std::string dir = options.cache_dir + "/sha256";
@@ -143,19 +136,22 @@ Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, c
     }
     (void)std::remove(out.path.c_str());
   }
+  auto timeouts = options.timeouts ? Result<remote::NetTimeouts>(*options.timeouts) : remote::NetTimeoutsFromEnv();
+  if (!timeouts.ok()) return timeouts.error();
   IMGTOOL_TRY(fs::MakeDirs(dir));
   Download d;
   d.options = &options;
   d.max_bytes = options.max_bytes;
-  d.label = "fetching " + Redacted(url);
+  d.label = "fetching " + ref::WithoutUserinfo(url);
   IMGTOOL_TRY(d.file.Open(out.path));
-  IMGTOOL_TRY(Get(url, d));
+  IMGTOOL_TRY(Get(url, *timeouts, d));
   const uint64_t size = d.hash.bytes();
   oci::Digest got = d.hash.Finish();
   if (got != sha256) {
     d.file.Abort();
-    return MakeError(ErrorKind::kIntegrity, Redacted(url) + ": the spec pins " + sha256.str() + " but the download is " +
-                                                got.str() + " (" + HumanBytes(size) + "); discarded");
+    return MakeError(ErrorKind::kIntegrity, ref::WithoutUserinfo(url) + ": the spec pins " + sha256.str() +
+                                                " but the download is " + got.str() + " (" + HumanBytes(size) +
+                                                "); discarded");
   }
   out.size = size;
   IMGTOOL_TRY(d.file.Commit());

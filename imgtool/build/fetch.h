@@ -4,14 +4,20 @@
 // is not the pinned one is discarded (nothing is left under the final name), and the
 // error names both digests. A file already in the cache is hashed again and used when
 // it still matches its pin; a damaged one is replaced by a fresh download.
+//
+// Credentials in a URL (https://user:secret@host/...) are used for that download and
+// nowhere else: messages and progress show the URL without them, and libcurl does not
+// send them on after a redirect to another scheme, host or port.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "build/spec.h"
 #include "oci/digest.h"
 #include "oci/result.h"
+#include "remote/http.h"
 
 namespace imgtool::build {
 
@@ -23,6 +29,8 @@ struct FetchOptions {
   // "fetching URL: 12.0 MB of 40.1 MB", about once a second; may be empty.
   std::function<void(const std::string&)> progress;
   uint64_t max_bytes = 16ull << 30;  // a server that sends more than this is refused
+  // Connect and stall bounds (a package has no whole bound); unset: $IMGTOOL_*_TIMEOUT.
+  std::optional<remote::NetTimeouts> timeouts;
 };
 
 struct Fetched {

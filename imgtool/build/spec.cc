@@ -8,6 +8,7 @@
 #include "build/fetch.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
+#include "ref/url.h"
 
 namespace imgtool::build {
 
@@ -212,7 +213,7 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
     auto src = GetString(j, "src", where, true);
     if (!src.ok()) return src.error();
     if (src->empty()) return Bad(where + ".src", "must not be empty");
-    p.given = *src;
+    p.given = ref::WithoutUserinfo(*src);
     if (IsPackageUrl(*src)) {
       p.url = *src;
     } else {

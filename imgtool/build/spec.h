@@ -41,7 +41,10 @@ struct PackageSpec {
   PackageKind kind = PackageKind::kDeb;
   std::string src;        // deb, wheel: absolute path of the package file (a URL's: set when fetched)
   std::string url;        // deb, wheel: src when it is http://, https:// or file:// (build/fetch.h)
-  std::string given;      // deb, wheel: src as written in the spec; installed: dist_info as written
+  // deb, wheel: src as written in the spec, a URL without its userinfo (a password in it
+  // is for the download only: this is what records, the lock, the SBOM and messages show);
+  // installed: dist_info as written.
+  std::string given;
   oci::Digest sha256;     // deb, wheel: required pin of the file's bytes
   std::string name;       // expected Package: / METADATA Name:
   std::string version;    // expected Version:

@@ -18,7 +18,24 @@ void AddRemoteFlags(CLI::App* cmd, RemoteFlags& f, const std::string& prefix) {
   cmd->add_option("--" + prefix + "tls-verify", f.tls_verify,
                   "Check the registry's certificate (false also allows plain HTTP)")
       ->default_str("true");
-  if (prefix.empty()) cmd->add_flag("--debug", f.debug, "Print every request to stderr (secrets removed)");
+  if (prefix.empty()) {
+    cmd->add_flag("--debug", f.debug, "Print every request to stderr (secrets removed)");
+    cmd->footer(TimeoutsHelp());
+  }
+}
+
+std::string TimeoutsHelp() {
+  const remote::NetTimeouts d;
+  return "Network timeouts, whole seconds from the environment (every connection has them):\n"
+         "  $IMGTOOL_CONNECT_TIMEOUT  connecting, TLS handshake included (default " +
+         std::to_string(d.connect_s) +
+         ")\n"
+         "  $IMGTOOL_STALL_TIMEOUT    less than " +
+         std::to_string(remote::kLowSpeedBytesPerSec) + " bytes/s for this long ends a transfer (default " +
+         std::to_string(d.stall_s) +
+         ")\n"
+         "  $IMGTOOL_REQUEST_TIMEOUT  a whole small request: /v2/, token, manifest, HEAD (default " +
+         std::to_string(d.request_s) + ")";
 }
 
 remote::RegistryOptions ToRegistryOptions(const RemoteFlags& f) {

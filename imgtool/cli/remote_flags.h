@@ -24,8 +24,10 @@ struct RemoteFlags {
 };
 
 // Adds --creds, --authfile, --cert-dir, --tls-verify, --debug; `prefix` ("src-",
-// "dest-") names one side of a copy.
+// "dest-") names one side of a copy. Without a prefix also the --help footer on timeouts.
 void AddRemoteFlags(CLI::App* cmd, RemoteFlags& f, const std::string& prefix = "");
+// The $IMGTOOL_*_TIMEOUT variables and their defaults (remote::NetTimeouts), for --help.
+std::string TimeoutsHelp();
 remote::RegistryOptions ToRegistryOptions(const RemoteFlags& f);
 
 // Per-blob progress: bars redrawn in place on a terminal (bytes, rate, ETA), one

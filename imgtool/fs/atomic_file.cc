@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <random>
 
+#include "fs/safe_open.h"
+
 namespace imgtool::fs {
 
 namespace {
@@ -101,22 +103,17 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
 }
 
 Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("opening " + path);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": larger than " +
-                                                   std::to_string(max_bytes) + " bytes");
+  uint64_t size = 0;
+  auto fd = OpenRegular(path, &size);
+  if (!fd.ok()) return fd.error();
+  if (size > max_bytes) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     "reading " + path + ": larger than " + std::to_string(max_bytes) + " bytes");
   }
   std::string out;
-  bool whole = ReadExactly(fd, &out, static_cast<size_t>(st.st_size));
-  ::close(fd);
-  if (!whole) return MakeError(ErrorKind::kInternal, "reading " + path + ": short read");
+  if (!ReadExactly(fd->get(), &out, static_cast<size_t>(size))) {
+    return MakeError(ErrorKind::kInternal, "reading " + path + ": short read");
+  }
   return out;
 }
 

@@ -39,7 +39,8 @@ class AtomicFile {
 };
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
-// Reads a whole small file; refuses files larger than max_bytes (hostile input).
+// Reads a whole small file; refuses files larger than max_bytes (hostile input) and
+// anything but a regular file, without waiting on a FIFO (OpenRegular in safe_open.h).
 Result<std::string> ReadSmallFile(const std::string& path, uint64_t max_bytes = 64u << 20);
 // Reads exactly `size` bytes from an open descriptor (for callers that check the file
 // with fstat first, on the same descriptor); false on a short read or an error.

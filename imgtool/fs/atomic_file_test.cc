@@ -2,6 +2,10 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 
 namespace imgtool::fs {
 
@@ -69,6 +73,33 @@ TEST(TempDir, RemovesItselfWithContents) {
     ASSERT_TRUE(WriteFileAtomic(path + "/a/b/c", "x").ok());
   }
   EXPECT_FALSE(Exists(path));
+}
+
+// A file a user names (--key, a spec) that is a FIFO with no writer would block open()
+// forever; it is refused at once, naming what it is. So are folders and devices; a
+// symlink is followed (the user named it), to a regular file or to a refusal.
+TEST(ReadSmallFile, RefusesFifosFoldersAndDevicesWithoutWaiting) {
+  auto dir = TempDir::Create("fs-test-");
+  ASSERT_TRUE(dir.ok());
+  const std::string fifo = dir->path() + "/key.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink(fifo.c_str(), (dir->path() + "/link").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomic(dir->path() + "/real", "pem").ok());
+  ASSERT_EQ(::symlink("real", (dir->path() + "/to-real").c_str()), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = ReadSmallFile(fifo);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(r.error().message, "reading " + fifo + ": a FIFO, not a regular file");
+  EXPECT_EQ(ReadSmallFile(dir->path() + "/link").error().message,
+            "reading " + dir->path() + "/link: a FIFO, not a regular file");
+  EXPECT_EQ(ReadSmallFile(dir->path()).error().message, "reading " + dir->path() + ": a folder, not a regular file");
+  EXPECT_EQ(ReadSmallFile("/dev/zero").error().message, "reading /dev/zero: a device, not a regular file");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(*ReadSmallFile(dir->path() + "/to-real"), "pem");
+  auto missing = ReadSmallFile(dir->path() + "/none");
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(missing.error().message, "opening " + dir->path() + "/none: No such file or directory");
 }
 
 }  // namespace imgtool::fs

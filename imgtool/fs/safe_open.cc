@@ -20,7 +20,7 @@ std::string KindOf(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "a special file";
 }
 
 Error Refused(const std::string& path, const std::string& why) {
@@ -86,6 +86,23 @@ Result<UniqueFd> OpenRegularBeneath(const std::string& root, const std::string& 
   if (::fstat(fd.get(), &st) != 0) return MakeError(ErrorKind::kInternal, "stat " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return Refused(path, "is " + KindOf(st.st_mode));
   // Regular files never block; clear O_NONBLOCK anyway so reads behave as usual.
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+Result<UniqueFd> OpenRegular(const std::string& path, uint64_t* size) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    return MakeError(err == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
+                     "opening " + path + ": " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return MakeError(ErrorKind::kInternal, "stat " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": " + KindOf(st.st_mode) + ", not a regular file");
+  }
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   if (size) *size = static_cast<uint64_t>(st.st_size);
   return fd;

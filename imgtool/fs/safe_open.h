@@ -2,7 +2,8 @@
 // without following them anywhere: every component below the root is opened with
 // O_NOFOLLOW, the file itself with O_NONBLOCK (a FIFO cannot stall the open), and it
 // must be a regular file. So a blob that is a symlink to ~/.ssh/id_rsa, a FIFO or
-// /dev/zero is refused with the reason instead of being read, sent or waited on.
+// /dev/zero is refused with the reason instead of being read, sent or waited on. Files a
+// user names get the same open without the folder walk (OpenRegular).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,12 @@ class UniqueFd {
 // naming what it is when it is a symlink, a folder, a FIFO, a device or a socket.
 // `size` (when not null) receives its size.
 Result<UniqueFd> OpenRegularBeneath(const std::string& root, const std::string& relative, uint64_t* size = nullptr);
+
+// Opens a file a user named (a key, a spec, a policy): `path` is followed as given,
+// symlinks included, but the open never waits (O_NONBLOCK: a FIFO with no writer would
+// block it) and anything but a regular file is refused: "reading PATH: a FIFO, not a
+// regular file" (kInvalidInput). kNotFound when it does not exist.
+Result<UniqueFd> OpenRegular(const std::string& path, uint64_t* size = nullptr);
 
 // Reads a small file the same way; more than max_bytes is refused.
 Result<std::string> ReadRegularBeneath(const std::string& root, const std::string& relative, uint64_t max_bytes);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fs/safe_open.h"
 #include "layout/layout_reader.h"
 
 namespace imgtool::layout {
@@ -125,10 +126,13 @@ Status WriteOciArchive(const std::string& dir, const std::string& archive_path) 
 }
 
 Status ExtractOciArchive(const std::string& archive_path, const std::string& dest) {
+  // The user names the archive: a FIFO there is refused, not waited on.
+  auto fd = fs::OpenRegular(archive_path);
+  if (!fd.ok()) return fd.error();
   std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_all(a.get());
-  if (archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 20) != ARCHIVE_OK) {
+  if (archive_read_open_fd(a.get(), fd->get(), 1 << 20) != ARCHIVE_OK) {
     const char* msg = archive_error_string(a.get());
     return MakeError(fs::Exists(archive_path) ? ErrorKind::kInvalidInput : ErrorKind::kNotFound,
                      archive_path + ": " + (msg ? msg : "cannot open"));

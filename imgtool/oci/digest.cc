@@ -1,6 +1,7 @@
 #include "oci/digest.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,10 +69,15 @@ Digest Sha256::Finish() {
 }
 
 Result<FileDigest> DigestFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     return MakeError(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
                      "opening " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return MakeError(ErrorKind::kInvalidInput, "reading " + path + ": not a regular file");
   }
   Sha256 h;
   std::vector<char> buf(1 << 20);

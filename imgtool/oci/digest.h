@@ -57,6 +57,8 @@ struct FileDigest {
   Digest digest;
   uint64_t size = 0;
 };
+// Hashes a regular file (a package a spec names): opened without waiting, so a FIFO is
+// refused at once ("reading PATH: not a regular file", kInvalidInput), never read.
 Result<FileDigest> DigestFile(const std::string& path);
 
 }  // namespace imgtool::oci

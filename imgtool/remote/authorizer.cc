@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "oci/canonical_json.h"
+#include "ref/url.h"
 #include "remote/registry_error.h"
 
 namespace imgtool::remote {
@@ -140,14 +141,15 @@ Status Authorizer::FetchToken(HttpClient& http, const Challenge& ch, const std::
   NetError net;
   auto resp = http.Send(req, &net);
   if (!resp.ok()) return resp.error().Context("token server");
-  if (resp->status != 200) return ErrorFromResponse(*resp, "token server " + realm->second);
+  const std::string server = "token server " + ref::WithoutUserinfo(realm->second);
+  if (resp->status != 200) return ErrorFromResponse(*resp, server);
   oci::Json j = oci::Json::parse(resp->body, nullptr, false);
   std::string token;
   if (j.is_object()) {
     token = j.value("token", std::string());
     if (token.empty()) token = j.value("access_token", std::string());
   }
-  if (token.empty()) return MakeError(ErrorKind::kTransport, "token server " + realm->second + ": no token in reply");
+  if (token.empty()) return MakeError(ErrorKind::kTransport, server + ": no token in reply");
   tokens_[Join(scopes)] = "Authorization: Bearer " + token;
   return Status::Ok();
 }

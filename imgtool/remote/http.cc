@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "ref/url.h"
 
 namespace imgtool::remote {
 
@@ -117,6 +120,39 @@ size_t OnRead(char* buf, size_t size, size_t n, void* user) {
   return got;
 }
 
+Result<long> SecondsFromEnv(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 1 || n > 86400) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     std::string("$") + name + "=" + v + ": want whole seconds from 1 to 86400");
+  }
+  return n;
+}
+
+// An exchange whose bodies are both in memory is bounded as a whole (NetTimeouts).
+bool IsSmall(const HttpRequest& req) { return !req.sink && !req.body_reader; }
+
+// Which bound a CURLE_OPERATION_TIMEDOUT hit, and the knob that sets it.
+std::string TimeoutMessage(CURL* c, const HttpRequest& req, const NetTimeouts& t) {
+  curl_off_t connected = 0, handshaken = 0, total = 0;
+  curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
+  curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &handshaken);
+  curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total);  // microseconds
+  bool tls = req.url.rfind("https://", 0) == 0;
+  if (connected == 0 || (tls && handshaken == 0)) {
+    return "no connection within " + std::to_string(t.connect_s) + " s ($IMGTOOL_CONNECT_TIMEOUT)";
+  }
+  if (IsSmall(req) && total + 500000 >= static_cast<curl_off_t>(t.request_s) * 1000000) {
+    return "no complete answer within " + std::to_string(t.request_s) + " s ($IMGTOOL_REQUEST_TIMEOUT)";
+  }
+  return "stalled: less than " + std::to_string(kLowSpeedBytesPerSec) + " bytes/s for " + std::to_string(t.stall_s) +
+         " s ($IMGTOOL_STALL_TIMEOUT)";
+}
+
 }  // namespace
 
 std::string HttpResponse::Header(const std::string& lower_name) const {
@@ -130,6 +166,17 @@ std::string RedactHeader(const std::string& header) {
   return header;
 }
 
+Result<NetTimeouts> NetTimeoutsFromEnv() {
+  NetTimeouts t;
+  auto connect = SecondsFromEnv("IMGTOOL_CONNECT_TIMEOUT", t.connect_s);
+  if (!connect.ok()) return connect.error();
+  auto stall = SecondsFromEnv("IMGTOOL_STALL_TIMEOUT", t.stall_s);
+  if (!stall.ok()) return stall.error();
+  auto request = SecondsFromEnv("IMGTOOL_REQUEST_TIMEOUT", t.request_s);
+  if (!request.ok()) return request.error();
+  return NetTimeouts{*connect, *stall, *request};
+}
+
 struct HttpClient::Impl {
   std::unique_ptr<CURL, CurlFree> curl;
 };
@@ -140,6 +187,64 @@ HttpClient::HttpClient() : impl_(std::make_unique<Impl>()) {
 }
 
 HttpClient::~HttpClient() = default;
+
+namespace {
+
+void SetTransport(CURL* c, const TlsOptions& tls, const NetTimeouts& t, bool small) {
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, t.connect_s);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kLowSpeedBytesPerSec);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, t.stall_s);
+  if (small) curl_easy_setopt(c, CURLOPT_TIMEOUT, t.request_s);
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  // Said although it is libcurl's default: credentials never follow a redirect to
+  // another scheme, host or port (storage behind a blob redirect gets none).
+  curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "imgtool/" IMGTOOL_VERSION);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls.verify ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls.verify ? 2L : 0L);
+  if (!tls.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, tls.ca_file.c_str());
+  if (!tls.client_cert.empty()) curl_easy_setopt(c, CURLOPT_SSLCERT, tls.client_cert.c_str());
+  if (!tls.client_key.empty()) curl_easy_setopt(c, CURLOPT_SSLKEY, tls.client_key.c_str());
+}
+
+void SetMethod(CURL* c, const HttpRequest& req, Exchange& x) {
+  if (req.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (req.has_body) {
+    x.body_length = req.body_reader ? req.body_length : req.body.size();
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
+    curl_easy_setopt(c, CURLOPT_READDATA, &x);
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(x.body_length));
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  } else if (req.method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+  } else if (req.method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+}
+
+NetError NetFailure(CURL* c, CURLcode rc, const HttpRequest& req, const NetTimeouts& t) {
+  NetError e;
+  e.curl_code = rc;
+  e.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+  e.message = e.timed_out ? TimeoutMessage(c, req, t) : curl_easy_strerror(rc);
+  e.tls_protocol = rc == CURLE_SSL_CONNECT_ERROR;
+  e.tls_verify = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM;
+  long new_connections = 0;
+  curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &new_connections);
+  e.retryable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+                rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE || (e.timed_out && new_connections == 0);
+  return e;
+}
+
+}  // namespace
 
 Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   CURL* c = impl_->curl.get();
@@ -159,48 +264,20 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
 
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-  // A stalled connection (under 1 kB/s for 60 s) is a transport error, not a hang.
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnWrite);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
-  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "imgtool/" IMGTOOL_VERSION);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, tls_.verify ? 1L : 0L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, tls_.verify ? 2L : 0L);
-  if (!tls_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, tls_.ca_file.c_str());
-  if (!tls_.client_cert.empty()) curl_easy_setopt(c, CURLOPT_SSLCERT, tls_.client_cert.c_str());
-  if (!tls_.client_key.empty()) curl_easy_setopt(c, CURLOPT_SSLKEY, tls_.client_key.c_str());
+  SetTransport(c, tls_, timeouts_, IsSmall(req));
   if (req.max_send_bytes_per_sec) {
     curl_easy_setopt(c, CURLOPT_MAX_SEND_SPEED_LARGE, static_cast<curl_off_t>(req.max_send_bytes_per_sec));
   }
-
-  if (req.method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  } else if (req.has_body) {
-    x.body_length = req.body_reader ? req.body_length : req.body.size();
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
-    curl_easy_setopt(c, CURLOPT_READDATA, &x);
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(x.body_length));
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-  } else if (req.method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-  } else if (req.method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-  }
+  SetMethod(c, req, x);
+  const std::string shown = req.method + " " + ref::WithoutUserinfo(req.url);
   if (debug_) {
-    debug_("> " + req.method + " " + req.url);
+    debug_("> " + shown);
     for (const auto& h : req.headers) debug_("> " + RedactHeader(h));
   }
   CURLcode rc = curl_easy_perform(c);
@@ -211,20 +288,13 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
                                                  (x.read_error.empty() ? std::strerror(x.read_errno) : x.read_error));
     }
     if (x.too_big) {
-      return MakeError(ErrorKind::kTransport, req.method + " " + req.url + ": response larger than " +
-                                                  std::to_string(req.max_body) + " bytes");
+      return MakeError(ErrorKind::kTransport,
+                       shown + ": response larger than " + std::to_string(req.max_body) + " bytes");
     }
-    NetError e;
-    e.curl_code = rc;
-    e.message = curl_easy_strerror(rc);
-    e.tls_protocol = rc == CURLE_SSL_CONNECT_ERROR;
-    e.tls_verify =
-        rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM;
-    e.retryable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
-                  rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE || rc == CURLE_OPERATION_TIMEDOUT;
+    NetError e = NetFailure(c, rc, req, timeouts_);
     if (net) *net = e;
     if (debug_) debug_("< (" + e.message + ")");
-    return MakeError(ErrorKind::kTransport, req.method + " " + req.url + ": " + e.message);
+    return MakeError(ErrorKind::kTransport, shown + ": " + e.message);
   }
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);

@@ -2,6 +2,10 @@
 // protocol, auth, transfers) talks in HttpRequest / HttpResponse, so tests can point
 // it at a fake server on 127.0.0.1 and the rest of the library never sees a CURL*.
 //
+// Redirects are followed by libcurl with CURLOPT_UNRESTRICTED_AUTH off: an Authorization
+// header goes to the first URL's origin only (scheme, host and port; remote_test.cc pins
+// that libcurl drops our own header on a redirect elsewhere).
+//
 // Not here: retries, auth, registry semantics (registry.h), and printing: the debug
 // hook receives lines with secrets already removed.
 #pragma once
@@ -24,6 +28,21 @@ struct TlsOptions {
   std::string client_cert;  // client.cert
   std::string client_key;   // client.key
 };
+
+// How long an exchange may wait. Every exchange has a connect and a stall bound; one whose
+// bodies are both in memory (/v2/, tokens, manifests, HEAD, starting an upload) is also
+// bounded as a whole. Blob bodies have no whole bound: a large layer on a slow link may
+// take hours, and only a stall says the peer is gone.
+struct NetTimeouts {
+  long connect_s = 30;   // TCP connect and TLS handshake: a host that drops SYNs
+  long stall_s = 60;     // less than kLowSpeedBytesPerSec for this long: the peer is stuck
+  long request_s = 120;  // the 8 MiB manifest cap at ~70 KB/s; small answers take far less
+};
+constexpr long kLowSpeedBytesPerSec = 1024;
+
+// $IMGTOOL_CONNECT_TIMEOUT, $IMGTOOL_STALL_TIMEOUT, $IMGTOOL_REQUEST_TIMEOUT (whole seconds,
+// at least 1); the defaults above for those unset. A malformed value is kInvalidInput.
+Result<NetTimeouts> NetTimeoutsFromEnv();
 
 struct HttpRequest {
   std::string method = "GET";
@@ -63,7 +82,11 @@ struct NetError {
   std::string message;
   bool tls_protocol = false;  // server does not speak TLS (plain HTTP on the port)
   bool tls_verify = false;    // certificate not trusted / wrong name
-  bool retryable = false;     // reset, refused, timeout: worth another try
+  bool timed_out = false;     // a NetTimeouts bound was reached
+  // Reset or refused: worth another try. A timeout only on a reused connection (a peer
+  // may drop an idle one silently); a fresh connection that stalls is a stuck peer, and
+  // asking it again would multiply the wait the user set.
+  bool retryable = false;
 };
 
 // One libcurl easy handle (keeps its connection alive between requests).
@@ -75,6 +98,7 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   void set_tls(const TlsOptions& tls) { tls_ = tls; }
+  void set_timeouts(const NetTimeouts& t) { timeouts_ = t; }
   void set_debug(std::function<void(const std::string&)> debug) { debug_ = std::move(debug); }
 
   // An HTTP status (any, including 4xx/5xx) or a NetError in `net`.
@@ -84,11 +108,12 @@ class HttpClient {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   TlsOptions tls_;
+  NetTimeouts timeouts_;
   std::function<void(const std::string&)> debug_;
 };
 
-// "Authorization: Basic abc" -> "Authorization: <redacted>"; also hides ?_state= and
-// token values in URLs and bodies printed by --debug.
+// "Authorization: Basic abc" -> "Authorization: <redacted>", for --debug. URLs are
+// printed without userinfo (ref::WithoutUserinfo); bodies are never printed.
 std::string RedactHeader(const std::string& header);
 
 }  // namespace imgtool::remote

@@ -1,6 +1,7 @@
 #include "remote/registry.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "ref/docker_name.h"
+#include "ref/url.h"
 #include "remote/registry_error.h"
 
 namespace imgtool::remote {
@@ -31,7 +33,11 @@ TlsOptions TlsFromCertDir(const std::string& dir, bool verify) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return t;
   std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) names.push_back(e->d_name);
+  while (dirent* e = ::readdir(d)) {
+    // libcurl opens what it is given and would wait on a FIFO: regular files only.
+    struct stat st {};
+    if (::stat((dir + "/" + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) names.push_back(e->d_name);
+  }
   ::closedir(d);
   std::sort(names.begin(), names.end());
   auto ends = [](const std::string& s, const std::string& suf) {
@@ -39,7 +45,7 @@ TlsOptions TlsFromCertDir(const std::string& dir, bool verify) {
   };
   for (const auto& n : names) {
     if (n == "ca.crt" || (t.ca_file.empty() && ends(n, ".crt"))) t.ca_file = dir + "/" + n;
-    if (ends(n, ".cert") && fs::Exists(dir + "/" + n.substr(0, n.size() - 5) + ".key")) {
+    if (ends(n, ".cert") && std::binary_search(names.begin(), names.end(), n.substr(0, n.size() - 5) + ".key")) {
       t.client_cert = dir + "/" + n;
       t.client_key = dir + "/" + n.substr(0, n.size() - 5) + ".key";
     }
@@ -71,7 +77,11 @@ bool IsLocalhost(const std::string& host) {
 }
 
 Registry::Registry(std::string host, RegistryOptions opts, std::optional<Credentials> creds)
-    : host_(std::move(host)), api_host_(ref::RegistryApiHost(host_)), opts_(std::move(opts)), auth_(std::move(creds)) {
+    : host_(std::move(host)),
+      api_host_(ref::RegistryApiHost(host_)),
+      opts_(std::move(opts)),
+      timeouts_(opts_.timeouts.value_or(NetTimeouts{})),
+      auth_(std::move(creds)) {
   std::string dir = opts_.cert_dir;
   if (dir.empty()) {
     for (const char* base : {"/etc/containers/certs.d/", "/etc/docker/certs.d/"}) {
@@ -85,10 +95,16 @@ Registry::Registry(std::string host, RegistryOptions opts, std::optional<Credent
 }
 
 Result<std::shared_ptr<Registry>> Registry::Connect(const std::string& host, const RegistryOptions& opts) {
+  RegistryOptions resolved = opts;
+  if (!resolved.timeouts) {
+    auto t = NetTimeoutsFromEnv();
+    if (!t.ok()) return t.error();
+    resolved.timeouts = *t;
+  }
   auto creds = LookupCredentials(host, opts.auth);
   if (!creds.ok()) return creds.error();
   if (opts.debug) opts.debug("credentials for " + host + ": " + (*creds ? (*creds)->source : "none (anonymous)"));
-  std::shared_ptr<Registry> r(new Registry(host, opts, *creds));
+  std::shared_ptr<Registry> r(new Registry(host, resolved, *creds));
   IMGTOOL_TRY(r->Ping());
   return r;
 }
@@ -104,6 +120,7 @@ std::unique_ptr<HttpClient> Registry::Acquire() {
   }
   auto c = std::make_unique<HttpClient>();
   c->set_tls(tls_);
+  c->set_timeouts(timeouts_);
   if (opts_.debug) c->set_debug(opts_.debug);
   return c;
 }
@@ -144,12 +161,19 @@ Status Registry::Ping() {
   return Status::Ok();
 }
 
-Result<HttpResponse> Registry::Do(HttpRequest req, const std::vector<std::string>& scopes, const std::string& what) {
-  bool answered = false;
+bool Registry::SameOrigin(const std::string& url) const {
+  std::string origin = ref::OriginOf(url);
+  return !origin.empty() && origin == ref::OriginOf(base_url());
+}
+
+Result<HttpResponse> Registry::Do(HttpRequest req, const std::vector<std::string>& scopes, const std::string& what,
+                                  NetError* net_out) {
+  const bool ours = SameOrigin(req.url);
+  bool answered = !ours;
   if (opts_.limit_rate) req.max_send_bytes_per_sec = opts_.limit_rate;
   for (int attempt = 1;;) {
     HttpRequest r = req;
-    std::string header = auth_.HeaderFor(scopes);
+    std::string header = ours ? auth_.HeaderFor(scopes) : "";
     if (!header.empty()) r.headers.push_back(header);
     auto http = Acquire();
     NetError net;
@@ -160,6 +184,7 @@ Result<HttpResponse> Registry::Do(HttpRequest req, const std::vector<std::string
         SleepBackoff(attempt++, -1);
         continue;
       }
+      if (net_out) *net_out = net;
       return resp.error().Context(what);
     }
     if (resp->status == 401 && !answered) {

@@ -29,6 +29,7 @@ struct RegistryOptions {
   int max_attempts = 5;
   double backoff_seconds = 0.5;                   // first pause; doubles up to 8 s
   uint64_t limit_rate = 0;                        // bytes/s per upload request, 0 = unlimited
+  std::optional<NetTimeouts> timeouts;            // unset: NetTimeoutsFromEnv()
   std::function<void(const std::string&)> debug;  // lines with secrets removed
 };
 
@@ -44,7 +45,8 @@ struct RawManifest {
 class Registry {
  public:
   // Pings https://API_HOST/v2/ (falling back to http:// only for localhost or with
-  // tls_verify off), learns the auth challenge and returns a ready client.
+  // tls_verify off) and returns a ready client. kInvalidInput for a malformed
+  // $IMGTOOL_*_TIMEOUT when opts.timeouts is unset.
   static Result<std::shared_ptr<Registry>> Connect(const std::string& host, const RegistryOptions& opts);
 
   // The canonical name ("docker.io"): for messages, credentials and certs.d.
@@ -55,8 +57,15 @@ class Registry {
   const RegistryOptions& options() const { return opts_; }
 
   // One exchange with auth and retries. Returns any HTTP status; transport errors
-  // and exhausted retries are errors. Requests with a sink are not retried here.
-  Result<HttpResponse> Do(HttpRequest req, const std::vector<std::string>& scopes, const std::string& what);
+  // and exhausted retries are errors (`net`, when given, says which). Requests with a
+  // sink are not retried here. Credentials go only to the registry's own origin: a URL
+  // elsewhere (an upload Location on storage, a Link) is asked without them, and its
+  // 401 is reported, never answered (its challenge could name any token realm).
+  Result<HttpResponse> Do(HttpRequest req, const std::vector<std::string>& scopes, const std::string& what,
+                          NetError* net = nullptr);
+  // Whether `url` is on this registry's origin (scheme, host, port): the only one that
+  // gets its Authorization header.
+  bool SameOrigin(const std::string& url) const;
 
   // Size of the blob when the repository has it.
   Result<std::optional<int64_t>> HeadBlob(const std::string& repo, const oci::Digest& d, bool push_scope);
@@ -80,6 +89,7 @@ class Registry {
   std::string api_host_;
   std::string scheme_ = "https";
   RegistryOptions opts_;
+  NetTimeouts timeouts_;
   TlsOptions tls_;
   Authorizer auth_;
   std::mutex pool_mu_;

@@ -1,98 +1,23 @@
 // Unit tests of the registry client: challenge parsing, credentials files, error
 // messages, saved upload sessions, and the Bearer flow + retries against a fake
 // registry on 127.0.0.1 (the seam: real libcurl, real sockets, scripted answers).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
-#include <thread>
 
 #include "fs/atomic_file.h"
 #include "remote/authorizer.h"
 #include "remote/credentials.h"
+#include "remote/fake_server.h"
 #include "remote/registry.h"
 #include "remote/registry_error.h"
 #include "remote/upload.h"
 
 namespace imgtool::remote {
 namespace {
-
-// One request per connection; the handler gets "METHOD PATH" and the raw headers.
-class FakeServer {
- public:
-  using Handler = std::function<std::string(const std::string& line, const std::string& headers)>;
-  explicit FakeServer(Handler h) : handler_(std::move(h)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    ::listen(fd_, 16);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~FakeServer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-  }
-  std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
-
- private:
-  void Serve() {
-    while (!stop_) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) break;
-        req.append(buf, static_cast<size_t>(n));
-        if (req[0] == 0x16) break;  // TLS handshake record: not for us
-      }
-      // Read the body too (Content-Length), so closing does not reset the connection.
-      auto cl = req.find("Content-Length: ");
-      size_t head = req.find("\r\n\r\n");
-      if (cl != std::string::npos && head != std::string::npos) {
-        size_t want = head + 4 + std::stoul(req.substr(cl + 16));
-        while (req.size() < want) {
-          ssize_t n = ::read(c, buf, sizeof buf);
-          if (n <= 0) break;
-          req.append(buf, static_cast<size_t>(n));
-        }
-      }
-      // A TLS ClientHello (the https probe) is not HTTP: just close.
-      if (std::isalpha(static_cast<unsigned char>(req[0]))) {
-        std::string line = req.substr(0, req.find(" HTTP/"));
-        std::string resp = handler_(line, req);
-        (void)!::write(c, resp.data(), resp.size());
-      }
-      ::close(c);
-    }
-  }
-  Handler handler_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
-std::string Reply(int status, const std::string& body, const std::string& extra = "") {
-  return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nConnection: close\r\n" + extra + "\r\n" + body;
-}
 
 TEST(Challenge, ParsesBearerWithQuotedCommas) {
   auto ch =

@@ -259,7 +259,10 @@ Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const o
       return failed.error();
     }
     auto now = QuerySession(reg, repo, *session, what);
-    if (now.ok() && *now && (*now)->offset <= size) {
+    // A registry that cannot even say where the upload stands (stalled, gone) would not
+    // take a fresh one either: report the first failure.
+    if (!now.ok()) return failed.error();
+    if (*now && (*now)->offset <= size) {
       session = **now;
     } else {
       session.reset();

@@ -1,6 +1,7 @@
 # Checkpoint/resume is bitwise: a run killed with SIGKILL after a checkpoint and restarted
-# ends with the digest of the uninterrupted run (one process, and a 2-worker job), and a
-# corrupted newest checkpoint falls back to the previous one.
+# ends with the digest of the uninterrupted run (one process, and a 2-worker job), a
+# corrupted newest checkpoint falls back to the previous one, and a FIFO named like the
+# newest is refused at once (exit 2, naming it) instead of hanging the run.
 source "$(dirname "$0")/lib.sh"
 
 "$TRAINER" "${SHORT[@]}" --seed 11 >"$WORK/ref.out"
@@ -72,3 +73,17 @@ grep -q "resuming from $ck/ckpt-0000000050.bin" "$WORK/r3.err" || fail "did not 
 d=$(digest_of "$WORK/r3.out")
 [[ $d == "$ref" ]] || fail "after fallback: $d, uninterrupted $ref"
 pass "corrupt newest checkpoint reported, previous used, digest $ref"
+
+# 4. A FIFO named like the newest checkpoint: the trainer used to block in open() forever.
+# `timeout` turns a hang into exit 124, which fails the exit-code check below.
+mkfifo "$ck/ckpt-0000009999.bin"
+start=$(date +%s)
+rc=0
+timeout 120 "$TRAINER" "${SHORT[@]}" --seed 11 --checkpoint-dir "$ck" >"$WORK/r4.out" 2>"$WORK/r4.err" || rc=$?
+elapsed=$(($(date +%s) - start))
+[[ $rc == 2 ]] || fail "a FIFO checkpoint: exit $rc (want 2): $(cat "$WORK/r4.err")"
+grep -qF "$ck/ckpt-0000009999.bin: a FIFO, not a regular file; remove it or use a fresh --checkpoint-dir" \
+  "$WORK/r4.err" || fail "the FIFO is not named: $(cat "$WORK/r4.err")"
+((elapsed < 30)) || fail "refusing the FIFO took ${elapsed} s"
+grep -q '^weights' "$WORK/r4.out" && fail "the run trained past the FIFO"
+pass "a FIFO checkpoint is refused in ${elapsed} s: $(head -1 "$WORK/r4.err")"

@@ -50,6 +50,12 @@ std::vector<int64_t> ListSteps(const std::string& dir) {
   return steps;
 }
 
+bool IsRegularOrGone(const std::string& path) {
+  std::error_code ec;
+  auto type = std::filesystem::status(path, ec).type();
+  return ec || type == std::filesystem::file_type::regular || type == std::filesystem::file_type::not_found;
+}
+
 }  // namespace
 
 std::string CheckpointPath(const std::string& dir, int64_t step) {
@@ -145,8 +151,14 @@ Result<Restored> RestoreLatest(const std::string& dir, const RunShape& shape, ui
   Restored r;
   for (int64_t step : ListSteps(dir)) {
     std::string path = CheckpointPath(dir, step);
-    auto bytes = ReadFile(path);
+    auto bytes = ReadFile(path);  // never waits: a FIFO is refused at once
     if (!bytes.ok()) {
+      // A crash leaves a short or damaged file, never a FIFO, a folder or a device: one
+      // of those was put there, and resuming past it would only hide that.
+      if (!IsRegularOrGone(path)) {
+        return MakeError(ErrorKind::kInvalidInput,
+                         bytes.error().message + "; remove it or use a fresh --checkpoint-dir");
+      }
       r.skipped.push_back(bytes.error().message);
       continue;
     }

@@ -1,7 +1,9 @@
 #include "checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -80,6 +82,26 @@ TEST(Checkpoint, NewestValidWinsAndOldOnesArePruned) {
   auto wrong_seed = RestoreLatest(dir, kShape, 7);
   ASSERT_FALSE(wrong_seed.ok());
   EXPECT_NE(wrong_seed.error().message.find("--seed 42, this run has --seed 7"), std::string::npos);
+}
+
+// A FIFO named like the newest checkpoint once hung the trainer in open(). A crash never
+// leaves one, so it is refused at once, naming it, rather than skipped or waited on.
+TEST(Checkpoint, FifoIsRefusedAtOnce) {
+  std::string dir = FreshDir("trainer_ckpt_fifo");
+  ASSERT_TRUE(WriteCheckpoint(dir, Make(10), kShape, 3).ok());
+  const std::string fifo = CheckpointPath(dir, 20);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = RestoreLatest(dir, kShape, 42);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(r.error().message,
+            "reading " + fifo + ": a FIFO, not a regular file; remove it or use a fresh --checkpoint-dir");
+  std::filesystem::remove(fifo);
+  r = RestoreLatest(dir, kShape, 42);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state.step, 10);
 }
 
 TEST(Checkpoint, EmptyOrMissingDirIsAFreshStart) {

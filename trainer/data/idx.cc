@@ -1,10 +1,13 @@
 #include "data/idx.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+
+#include "fs/safe_open.h"
 
 namespace trainer {
 namespace {
@@ -50,11 +53,15 @@ Result<IdxArray> ParseIdx(const std::string& bytes, int expected_ndim, const std
 }
 
 Result<IdxArray> ReadIdxGz(const std::string& path, int expected_ndim) {
-  std::unique_ptr<gzFile_s, decltype(&gzclose)> gz(gzopen(path.c_str(), "rb"), gzclose);
-  if (!gz) {
-    return MakeError(errno == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
-                     path + ": cannot open: " + std::strerror(errno));
+  // Opened without waiting: a FIFO named like a data file is refused, not read forever.
+  auto fd = imgtool::fs::OpenRegular(path);
+  if (!fd.ok() && fd.error().kind == ErrorKind::kNotFound) {
+    return MakeError(ErrorKind::kNotFound, path + ": cannot open: " + std::strerror(ENOENT));
   }
+  if (!fd.ok()) return fd.error();
+  // gzdopen owns (and gzclose closes) its descriptor; ours closes with `fd`.
+  std::unique_ptr<gzFile_s, decltype(&gzclose)> gz(gzdopen(::dup(fd->get()), "rb"), gzclose);
+  if (!gz) return MakeError(ErrorKind::kInternal, path + ": cannot open: " + std::strerror(errno));
   std::string bytes;
   char buf[1 << 16];
   for (;;) {
