@@ -62,6 +62,10 @@ struct StoreLimits {
   static StoreLimits ForTasks(int tasks);
 };
 
+class StoreBudget;    // store_budget.h: the held bytes
+struct StoreEntry;    // a stored value, counted until its last reader lets go
+struct StoreRequest;  // store_request.h
+
 struct StoreStats {
   int connections = 0;      // open now
   uint64_t held_bytes = 0;  // counted against max_held_bytes now
@@ -81,10 +85,6 @@ class TcpStoreServer {
   int port() const { return port_; }
   StoreStats stats();
 
-  class Budget;  // the held bytes (tcp_store_server.cc)
-  struct Entry;  // a stored value, counted in the budget until its last reader lets go
-  struct Request;
-
  private:
   struct Conn {
     int fd = -1;       // -1 once closed
@@ -96,13 +96,13 @@ class TcpStoreServer {
   void Admit(int fd, const std::string& peer);
   void Serve(std::list<Conn>::iterator conn);
   // Answers one request; false when the peer is gone or must go (*why then says why).
-  bool Answer(int fd, Request& req, std::string* why);
+  bool Answer(int fd, StoreRequest& req, std::string* why);
   // Blocks until every key exists, the deadline passes or the server stops; the reply.
   std::string AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
   void Drop(const std::string& line, bool refused);
 
   StoreLimits limits_;
-  std::unique_ptr<Budget> budget_;  // outlives data_: stored entries give their bytes back to it
+  std::unique_ptr<StoreBudget> budget_;  // outlives data_: stored entries give their bytes back to it
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -112,7 +112,7 @@ class TcpStoreServer {
   // miss, so a SET wakes only the waiters of that key (10,000 workers waiting on one
   // "verdict" cost nothing while 10,000 fp/<rank> keys arrive). Stop wakes them all.
   std::multimap<std::string, std::condition_variable*> waiters_;
-  std::map<std::string, std::shared_ptr<const Entry>> data_;
+  std::map<std::string, std::shared_ptr<const StoreEntry>> data_;
   // Finished connections are joined when the next one arrives, so a peer that connects
   // over and over leaves no exited threads (and their stacks) behind.
   std::list<Conn> conns_;

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <utility>
 
+#include "cluster/store_budget.h"
+#include "cluster/store_request.h"
 #include "cluster/store_wire.h"
 #include "cluster/tcp_store.h"
 
@@ -19,12 +21,7 @@ namespace trainer {
 namespace {
 
 namespace sw = store_wire;
-using sw::Read;
 
-// Charged per stored key (its map node and shared_ptr control block) and per key of a
-// WAIT being read (its std::string in the vector, with room for the vector's doubling).
-constexpr uint64_t kEntryOverhead = 128;
-constexpr uint64_t kWaitKeyOverhead = 2 * sizeof(std::string);
 // The listen backlog: a whole fleet connects at once when the chief starts (the kernel
 // caps it at net.core.somaxconn); connections beyond it are retried by Connect.
 constexpr int kBacklog = 4096;
@@ -59,160 +56,6 @@ StoreLimits StoreLimits::ForTasks(int tasks) {
   l.max_connections = 2 * std::max(tasks, 1) + 32;
   return l;
 }
-
-// The bytes held for peers, against StoreLimits::max_held_bytes.
-class TcpStoreServer::Budget {
- public:
-  explicit Budget(uint64_t limit) : limit_(limit) {}
-  bool Take(uint64_t n) {
-    uint64_t used = used_.load();
-    do {
-      if (n > limit_ || used > limit_ - n) return false;
-    } while (!used_.compare_exchange_weak(used, used + n));
-    uint64_t peak = peak_.load();
-    while (used + n > peak && !peak_.compare_exchange_weak(peak, used + n)) {
-    }
-    return true;
-  }
-  void Give(uint64_t n) { used_ -= n; }
-  uint64_t used() const { return used_; }
-  uint64_t peak() const { return peak_; }
-  uint64_t limit() const { return limit_; }
-
- private:
-  const uint64_t limit_;
-  std::atomic<uint64_t> used_{0}, peak_{0};
-};
-
-// A stored value. A GET writes it out without copying, holding a reference, so a value
-// replaced meanwhile stays counted until that reply is sent.
-struct TcpStoreServer::Entry {
-  Entry(std::string v, Budget* b, uint64_t n) : value(std::move(v)), budget(b), charged(n) {}
-  ~Entry() { budget->Give(charged); }
-  Entry(const Entry&) = delete;
-  Entry& operator=(const Entry&) = delete;
-  std::string value;
-  Budget* budget;
-  uint64_t charged;
-};
-
-// One request as read, and its bytes in the budget (given back when it is answered; a
-// SET hands them on to its Entry).
-struct TcpStoreServer::Request {
-  explicit Request(Budget& b) : budget(b) {}
-  ~Request() { budget.Give(charged); }
-  Request(const Request&) = delete;
-  Request& operator=(const Request&) = delete;
-  bool Charge(uint64_t n) {
-    if (!budget.Take(n)) return false;
-    charged += n;
-    return true;
-  }
-  Budget& budget;
-  uint64_t charged = 0;
-  uint8_t op = 0;
-  std::vector<std::string> keys;  // one, or a WAIT's
-  std::string value;              // SET
-  uint32_t wait_ms = 0;           // WAIT
-};
-
-namespace {
-
-// Reads one request under the limits. false: the peer closed (why stays empty), or broke
-// a limit or the clock (why says which, for the log).
-class RequestReader {
- public:
-  RequestReader(int fd, const StoreLimits& limits, uint64_t held_limit, TcpStoreServer::Request& r, std::string* why)
-      : fd_(fd), limits_(limits), held_limit_(held_limit), r_(r), why_(why) {}
-
-  // `first`: the deadline for the op byte (a new connection's first request); none
-  // between requests.
-  bool Next(sw::Deadline first) {
-    Read got = sw::ReadExact(fd_, &r_.op, 1, first);
-    if (got == Read::kLate) return Fail("sent no request within " + sw::Seconds(limits_.io_timeout) + " of connecting");
-    if (got != Read::kOk) return false;
-    deadline_ = sw::Clock::now() + limits_.io_timeout;
-    switch (r_.op) {
-      case sw::kSet:
-        return Key() && Field(kStoreMaxValueBytes, "a value", &r_.value);
-      case sw::kGet:
-      case sw::kCheck:
-        return Key();
-      case sw::kWait:
-        return Wait();
-      default:
-        return Fail("sent unknown op " + std::to_string(r_.op));
-    }
-  }
-
- private:
-  bool Fail(const std::string& why) {
-    *why_ = why;
-    return false;
-  }
-  bool Ok(Read got) {
-    switch (got) {
-      case Read::kOk:
-        return true;
-      case Read::kClosed:
-        return false;
-      case Read::kLate:
-        return Fail("a request still incomplete " + sw::Seconds(limits_.io_timeout) + " after its first byte");
-      case Read::kRefused:
-        break;
-    }
-    return Fail("its request would take the store past " + std::to_string(held_limit_) + " bytes held");
-  }
-  bool Length(uint32_t cap, const char* what, uint32_t* n) {
-    if (!Ok(sw::ReadU32(fd_, n, deadline_))) return false;
-    if (*n > cap) {
-      return Fail("declared " + std::string(what) + " of " + std::to_string(*n) + " bytes (the limit is " +
-                  std::to_string(cap) + ")");
-    }
-    return true;
-  }
-  bool Bytes(uint32_t n, std::string* out) {
-    return Ok(sw::ReadGrowing(fd_, n, out, deadline_, [this](size_t more) { return r_.Charge(more); }));
-  }
-  bool Field(uint32_t cap, const char* what, std::string* out) {
-    uint32_t n;
-    return Length(cap, what, &n) && Bytes(n, out);
-  }
-  bool Key() {
-    r_.keys.emplace_back();
-    return Field(kStoreMaxKeyBytes, "a key", &r_.keys.back());
-  }
-  bool Wait() {
-    uint32_t count;
-    if (!Ok(sw::ReadU32(fd_, &count, deadline_))) return false;
-    if (count > kStoreMaxWaitKeys) {
-      return Fail("declared a WAIT for " + std::to_string(count) + " keys (the limit is " +
-                  std::to_string(kStoreMaxWaitKeys) + ")");
-    }
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      uint32_t n;
-      if (!Length(kStoreMaxKeyBytes, "a key", &n)) return false;
-      total += n;
-      if (total > kStoreMaxWaitKeyBytes) {
-        return Fail("declared a WAIT naming more than " + std::to_string(kStoreMaxWaitKeyBytes) + " bytes of keys");
-      }
-      if (!r_.Charge(kWaitKeyOverhead)) return Ok(Read::kRefused);
-      r_.keys.emplace_back();
-      if (!Bytes(n, &r_.keys.back())) return false;
-    }
-    return Ok(sw::ReadU32(fd_, &r_.wait_ms, deadline_));
-  }
-
-  int fd_;
-  const StoreLimits& limits_;
-  uint64_t held_limit_;
-  TcpStoreServer::Request& r_;
-  std::string* why_;
-  sw::Deadline deadline_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port, StoreLimits limits) {
   AddrInfo ai;
@@ -249,7 +92,7 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
 }
 
 TcpStoreServer::TcpStoreServer(StoreLimits limits)
-    : limits_(std::move(limits)), budget_(std::make_unique<Budget>(limits_.max_held_bytes)) {}
+    : limits_(std::move(limits)), budget_(std::make_unique<StoreBudget>(limits_.max_held_bytes)) {}
 
 TcpStoreServer::~TcpStoreServer() {
   {
@@ -350,8 +193,8 @@ void TcpStoreServer::Serve(std::list<Conn>::iterator c) {
   sw::Deadline first = sw::Clock::now() + limits_.io_timeout;
   std::string why;
   for (;;) {
-    Request req(*budget_);
-    if (!RequestReader(fd, limits_, budget_->limit(), req, &why).Next(first)) break;
+    StoreRequest req(*budget_);
+    if (!ReadStoreRequest(fd, limits_, first, &req, &why)) break;
     first.reset();
     if (!Answer(fd, req, &why)) break;
   }
@@ -381,16 +224,16 @@ std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std:
   return reply;
 }
 
-bool TcpStoreServer::Answer(int fd, Request& req, std::string* why) {
+bool TcpStoreServer::Answer(int fd, StoreRequest& req, std::string* why) {
   std::string reply;
-  std::shared_ptr<const Entry> value;  // a GET's, written after the reply's header
+  std::shared_ptr<const StoreEntry> value;  // a GET's, written after the reply's header
   if (req.op == store_wire::kSet) {
-    if (!req.Charge(kEntryOverhead)) {
+    if (!req.Charge(kStoreEntryOverhead)) {
       *why = "its request would take the store past " + std::to_string(budget_->limit()) + " bytes held";
       return false;
     }
     const uint64_t charged = std::exchange(req.charged, 0);
-    auto entry = std::make_shared<const Entry>(std::move(req.value), budget_.get(), charged);
+    auto entry = std::make_shared<const StoreEntry>(std::move(req.value), budget_.get(), charged);
     std::lock_guard<std::mutex> lock(mu_);
     data_[req.keys[0]] = std::move(entry);
     auto [first, last] = waiters_.equal_range(req.keys[0]);
