@@ -117,6 +117,8 @@ int RunCheck(const CheckFlags& f) {
     opts.expected = std::move(*expected);
   }
   if (tty) opts.progress = progress;
+  // Said whether or not on a TTY: a peer dropped by the chief's store broke a limit.
+  opts.store_log = [](const std::string& line) { std::cerr << ("imgtool: fleet check: " + line + "\n"); };
 
   double probe_ms = 0;
   auto mine = Mine(f, &probe_ms);

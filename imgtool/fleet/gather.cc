@@ -243,7 +243,9 @@ Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Finge
   const std::string chief = ChiefName(x.workers, cluster);
   if (cluster.rank == 0) {
     const auto deadline = start + options.timeout;
-    auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port);
+    trainer::StoreLimits limits = trainer::StoreLimits::ForTasks(static_cast<int>(x.workers.size()));
+    limits.log = options.store_log;
+    auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port, limits);
     if (!server.ok()) {
       return server.error().Context("fleet check: " + x.workers[0].name +
                                     " serves the rendezvous store on the chief's address in TF_CONFIG "

@@ -40,6 +40,9 @@ struct GatherOptions {
   // Progress lines for people ("waiting for 3 of 4 workers"); the CLI prints them on a
   // TTY. Called on the calling thread, about once a second while waiting.
   std::function<void(const std::string&)> progress;
+  // The chief's store reports each peer it refuses or drops here (a limit passed,
+  // trainer::StoreLimits); called from the store's threads.
+  std::function<void(const std::string&)> store_log;
 };
 
 struct GatherStats {

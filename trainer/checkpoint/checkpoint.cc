@@ -17,6 +17,8 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are littl
 constexpr char kMagic[8] = {'T', 'R', 'N', 'C', 'K', 'P', 'T', '1'};
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kHeaderBytes = 56;
+constexpr size_t kPrefixBytes = sizeof(kMagic) + 8;  // magic, version, header_bytes
+constexpr size_t kSumBytes = 32;
 
 template <typename V>
 void Put(std::string* out, V v) {
@@ -33,6 +35,90 @@ V Take(const char*& p) {
 
 Error Corrupt(const std::string& name, const std::string& why) {
   return MakeError(ErrorKind::kIntegrity, name + ": " + why);
+}
+
+// A file that checks out but does not fit this run: the field, its value, what was expected.
+Error Unfit(const std::string& name, const std::string& field, const std::string& value, const std::string& want) {
+  return MakeError(ErrorKind::kInvalidInput, name + ": header field " + field + " is " + value + ", expected " + want);
+}
+
+// The header after magic, version and header_bytes, as written.
+struct Header {
+  int64_t step = 0;
+  int32_t epoch = 0, step_in_epoch = 0;
+  uint64_t seed = 0;
+  RunShape shape;
+  uint64_t reserved = 0;
+};
+
+Header TakeHeader(const char* p) {
+  Header h;
+  h.step = Take<int64_t>(p);
+  h.epoch = Take<int32_t>(p);
+  h.step_in_epoch = Take<int32_t>(p);
+  h.seed = Take<uint64_t>(p);
+  h.shape.global_batch = Take<int32_t>(p);
+  h.shape.shards = Take<int32_t>(p);
+  h.shape.train_count = Take<int32_t>(p);
+  h.shape.lr = std::bit_cast<float>(Take<uint32_t>(p));
+  h.shape.param_count = Take<uint64_t>(p);
+  h.reserved = Take<uint64_t>(p);
+  return h;
+}
+
+// The run that wrote it against this one: another shape means another run's checkpoint.
+Status CheckShape(const RunShape& got, const RunShape& want, const std::string& name) {
+  auto mismatch = [&](const char* flag, const std::string& a, const std::string& b) {
+    return MakeError(ErrorKind::kInvalidInput, name + ": written by a run with " + flag + " " + a + ", this run has " +
+                                                   b + " (use a fresh --checkpoint-dir)");
+  };
+  if (got.global_batch != want.global_batch) {
+    return mismatch("--global-batch", std::to_string(got.global_batch), std::to_string(want.global_batch));
+  }
+  if (got.shards != want.shards) return mismatch("--shards", std::to_string(got.shards), std::to_string(want.shards));
+  if (got.train_count != want.train_count) {
+    return mismatch("training examples", std::to_string(got.train_count), std::to_string(want.train_count));
+  }
+  if (std::bit_cast<uint32_t>(got.lr) != std::bit_cast<uint32_t>(want.lr)) {
+    return mismatch("--lr", std::to_string(got.lr), std::to_string(want.lr));
+  }
+  return Status::Ok();
+}
+
+// Where the run stands must be a place in this run's epochs: the step counter is the
+// position (epoch, step_in_epoch) counted in steps.
+Status CheckPosition(const Header& h, const RunShape& want, const std::string& name) {
+  const int64_t per_epoch = want.global_batch > 0 ? want.train_count / want.global_batch : 0;
+  if (per_epoch <= 0) return MakeError(ErrorKind::kInvalidInput, name + ": this run has no steps in an epoch");
+  if (h.epoch < 0) return Unfit(name, "epoch", std::to_string(h.epoch), "0 or more");
+  if (h.step_in_epoch < 0 || h.step_in_epoch >= per_epoch) {
+    return Unfit(name, "step_in_epoch", std::to_string(h.step_in_epoch),
+                 "0 to " + std::to_string(per_epoch - 1) + " (" + std::to_string(per_epoch) + " steps per epoch)");
+  }
+  const int64_t step = h.epoch * per_epoch + h.step_in_epoch;
+  if (h.step != step) {
+    return Unfit(name, "step", std::to_string(h.step),
+                 std::to_string(step) + " (epoch " + std::to_string(h.epoch) + " x " + std::to_string(per_epoch) +
+                     " steps + step_in_epoch " + std::to_string(h.step_in_epoch) + ")");
+  }
+  return Status::Ok();
+}
+
+// Every field against this run and the file's real size, before any of them sizes,
+// offsets or indexes anything.
+Status CheckHeader(const Header& h, const RunShape& want, size_t file_bytes, const std::string& name) {
+  if (h.shape.param_count != want.param_count) {
+    return Unfit(name, "param_count", std::to_string(h.shape.param_count),
+                 std::to_string(want.param_count) + " (this model's parameter count)");
+  }
+  if (file_bytes != CheckpointBytes(want.param_count)) {
+    return MakeError(ErrorKind::kInvalidInput, name + ": " + std::to_string(file_bytes) + " bytes, expected " +
+                                                   std::to_string(CheckpointBytes(want.param_count)) + " for " +
+                                                   std::to_string(want.param_count) + " parameters");
+  }
+  if (h.reserved != 0) return Unfit(name, "reserved", std::to_string(h.reserved), "0");
+  TRAINER_TRY(CheckShape(h.shape, want, name));
+  return CheckPosition(h, want, name);
 }
 
 // Steps of the ckpt-*.bin files in dir, newest first.
@@ -64,10 +150,14 @@ std::string CheckpointPath(const std::string& dir, int64_t step) {
   return dir + "/" + name;
 }
 
+uint64_t CheckpointBytes(uint64_t param_count) {
+  return kPrefixBytes + kHeaderBytes + 3 * param_count * sizeof(float) + kSumBytes;
+}
+
 std::string SerializeCheckpoint(const TrainState& s, const RunShape& shape) {
   std::string out;
   size_t n = s.params.size();
-  out.reserve(16 + kHeaderBytes + 3 * n * sizeof(float) + 32);
+  out.reserve(CheckpointBytes(n));
   out.append(kMagic, sizeof(kMagic));
   Put<uint32_t>(&out, kVersion);
   Put<uint32_t>(&out, kHeaderBytes);
@@ -90,47 +180,35 @@ std::string SerializeCheckpoint(const TrainState& s, const RunShape& shape) {
 }
 
 Result<TrainState> ParseCheckpoint(const std::string& bytes, const RunShape& shape, const std::string& name) {
-  if (bytes.size() < 16 + kHeaderBytes + 32) return Corrupt(name, "truncated (" + std::to_string(bytes.size()) + " bytes)");
+  if (bytes.size() < kPrefixBytes + kHeaderBytes + kSumBytes) {
+    return Corrupt(name, "truncated (" + std::to_string(bytes.size()) + " bytes)");
+  }
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return Corrupt(name, "not a trainer checkpoint");
-  Sha256Bytes sum = Sha256(bytes.data(), bytes.size() - 32);
-  if (std::memcmp(sum.data(), bytes.data() + bytes.size() - 32, 32) != 0) return Corrupt(name, "checksum mismatch");
+  Sha256Bytes sum = Sha256(bytes.data(), bytes.size() - kSumBytes);
+  if (std::memcmp(sum.data(), bytes.data() + bytes.size() - kSumBytes, kSumBytes) != 0) {
+    return Corrupt(name, "checksum mismatch");
+  }
   const char* p = bytes.data() + sizeof(kMagic);
   uint32_t version = Take<uint32_t>(p);
-  uint32_t header = Take<uint32_t>(p);
-  if (version != kVersion || header != kHeaderBytes) {
-    return Corrupt(name, "unsupported checkpoint version " + std::to_string(version));
+  if (version != kVersion) return Corrupt(name, "unsupported checkpoint version " + std::to_string(version));
+  uint32_t header_bytes = Take<uint32_t>(p);
+  if (header_bytes != kHeaderBytes) {
+    return Unfit(name, "header_bytes", std::to_string(header_bytes), std::to_string(kHeaderBytes));
   }
+  Header h = TakeHeader(p);
+  TRAINER_TRY(CheckHeader(h, shape, bytes.size(), name));
+  p += kHeaderBytes;
+  // Sized by the model's count, which the header was just found to match, and the file
+  // was found to hold exactly that many.
   TrainState s;
-  s.step = Take<int64_t>(p);
-  s.epoch = Take<int32_t>(p);
-  s.step_in_epoch = Take<int32_t>(p);
-  s.seed = Take<uint64_t>(p);
-  RunShape got;
-  got.global_batch = Take<int32_t>(p);
-  got.shards = Take<int32_t>(p);
-  got.train_count = Take<int32_t>(p);
-  got.lr = std::bit_cast<float>(Take<uint32_t>(p));
-  uint64_t n = Take<uint64_t>(p);
-  Take<uint64_t>(p);
-  if (bytes.size() != 16 + kHeaderBytes + 3 * n * sizeof(float) + 32) return Corrupt(name, "length does not match its header");
-  auto mismatch = [&](const char* flag, const std::string& a, const std::string& b) {
-    return MakeError(ErrorKind::kInvalidInput, name + ": written by a run with " + flag + " " + a +
-                                                   ", this run has " + b + " (use a fresh --checkpoint-dir)");
-  };
-  if (got.global_batch != shape.global_batch) {
-    return mismatch("--global-batch", std::to_string(got.global_batch), std::to_string(shape.global_batch));
-  }
-  if (got.shards != shape.shards) return mismatch("--shards", std::to_string(got.shards), std::to_string(shape.shards));
-  if (got.train_count != shape.train_count) {
-    return mismatch("training examples", std::to_string(got.train_count), std::to_string(shape.train_count));
-  }
-  if (std::bit_cast<uint32_t>(got.lr) != std::bit_cast<uint32_t>(shape.lr)) {
-    return mismatch("--lr", std::to_string(got.lr), std::to_string(shape.lr));
-  }
+  s.step = h.step;
+  s.epoch = h.epoch;
+  s.step_in_epoch = h.step_in_epoch;
+  s.seed = h.seed;
   for (auto* v : {&s.params, &s.adam_m, &s.adam_v}) {
-    v->resize(n);
-    std::memcpy(v->data(), p, n * sizeof(float));
-    p += n * sizeof(float);
+    v->resize(shape.param_count);
+    std::memcpy(v->data(), p, shape.param_count * sizeof(float));
+    p += shape.param_count * sizeof(float);
   }
   return s;
 }
@@ -181,7 +259,11 @@ Result<Restored> RestoreLatest(const std::string& dir, const RunShape& shape, ui
     r.path = path;
     return r;
   }
-  return r;  // nothing usable: a fresh start (path empty)
+  if (r.skipped.empty()) return r;  // no checkpoint yet: a fresh start (path empty)
+  std::string why;
+  for (const auto& s : r.skipped) why += (why.empty() ? "" : "; ") + s;
+  return MakeError(ErrorKind::kIntegrity,
+                   dir + ": no usable checkpoint (" + why + "); move these files away to start afresh");
 }
 
 }  // namespace trainer

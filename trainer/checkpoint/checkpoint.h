@@ -10,6 +10,11 @@
 //   f32 params[param_count]  f32 adam_m[param_count]  f32 adam_v[param_count]
 //   sha256 of every byte above (32 bytes)
 // Written atomically (temp, fsync, rename); the newest `keep` files are kept.
+//
+// A file whose checksum verifies is still not trusted: before anything is allocated or
+// copied from it, every header field is checked against this run (ParseCheckpoint), and
+// a field that does not fit is an error naming the field, its value and what was expected.
+// The RNG state is the seed alone (Philox is counter-based), a fixed 8 bytes.
 #pragma once
 
 #include <cstdint>
@@ -34,10 +39,17 @@ struct RunShape {
   int32_t shards = 0;
   int32_t train_count = 0;
   float lr = 0;
+  uint64_t param_count = 0;  // the model's (MlpLayout::kCount); a checkpoint must hold exactly this many
 };
 
 std::string CheckpointPath(const std::string& dir, int64_t step);
+// The size of a checkpoint of param_count parameters.
+uint64_t CheckpointBytes(uint64_t param_count);
 std::string SerializeCheckpoint(const TrainState& s, const RunShape& shape);
+// Errors: kIntegrity for damage (too short to be one, wrong magic, checksum mismatch, an
+// unknown version); kInvalidInput for a file whose checksum verifies but which does not
+// fit this run (another run shape, a parameter count other than the model's, a size
+// other than that count implies, a position outside the epoch, a nonzero reserved field).
 Result<TrainState> ParseCheckpoint(const std::string& bytes, const RunShape& shape, const std::string& name);
 
 Status WriteCheckpoint(const std::string& dir, const TrainState& s, const RunShape& shape, int keep);
@@ -49,8 +61,10 @@ struct Restored {
 };
 
 // The newest valid checkpoint in dir; path is empty when there is none (a fresh start).
-// Corrupt files are skipped and listed; a checkpoint of a different run shape (seed,
-// batch, shards, data, lr) is an error, not a silent fresh start.
+// Damaged files are skipped and listed, and an older one used; when every one is damaged
+// that is an error (kIntegrity), not a fresh start that would bury them. A checkpoint
+// that does not fit this run (ParseCheckpoint's kInvalidInput: seed, batch, shards, data,
+// lr, parameter count, positions) is an error too.
 Result<Restored> RestoreLatest(const std::string& dir, const RunShape& shape, uint64_t seed);
 
 }  // namespace trainer

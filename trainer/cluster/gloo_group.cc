@@ -43,6 +43,20 @@ class StoreAdapter : public gloo::rendezvous::Store {
 
 std::string ArriveKey(int rank) { return "arrive/" + std::to_string(rank); }
 
+// Gloo's full mesh stores, per rank, its listening address for every peer: a
+// gloo::transport::tcp::Address (sockaddr_storage + sequence number) each.
+constexpr uint64_t kGlooAddressBytes = 136;
+
+// The store's limits for this job: the defaults, plus room for Gloo's N^2 addresses
+// (twice over, for the bookkeeping) so a large world is never cut short by them.
+StoreLimits ChiefStoreLimits(int size, const GlooGroupOptions& options) {
+  StoreLimits limits = StoreLimits::ForTasks(size);
+  const uint64_t n = static_cast<uint64_t>(size);
+  limits.max_held_bytes += 2 * kGlooAddressBytes * n * n;
+  limits.log = options.store_log;
+  return limits;
+}
+
 }  // namespace
 
 GlooGroup::~GlooGroup() {
@@ -60,7 +74,7 @@ Result<std::unique_ptr<GlooGroup>> GlooGroup::Join(const ClusterConfig& cluster,
 
   const std::string me = cluster.tasks[static_cast<size_t>(cluster.rank)].Name();
   if (g->rank_ == 0) {
-    auto server = TcpStoreServer::Start(cluster.store.host, cluster.store.port);
+    auto server = TcpStoreServer::Start(cluster.store.host, cluster.store.port, ChiefStoreLimits(g->size_, options));
     if (!server.ok()) return server.error().Context("rendezvous (chief " + me + ")");
     g->server_ = std::move(*server);
   }

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "cluster/cluster_config.h"
 #include "cluster/tcp_store.h"
@@ -20,6 +22,8 @@ namespace trainer {
 struct GlooGroupOptions {
   std::chrono::milliseconds rendezvous_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(120)};
+  // The chief's store reports each peer it refuses or drops here (StoreLimits::log).
+  std::function<void(const std::string&)> store_log;
 };
 
 class GlooGroup {

@@ -1,88 +1,42 @@
+// The store's client (the server is tcp_store_server.cc).
 #include "cluster/tcp_store.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
-#include <cstdio>
 #include <cstring>
+
+#include "cluster/store_wire.h"
 
 namespace trainer {
 namespace {
 
-enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3, kWait = 4 };
+namespace sw = store_wire;
 
-// Bounds on what a peer may ask for, so a garbled request cannot exhaust the server.
-constexpr uint32_t kMaxValue = 64u << 20;  // a store value is an address, not a payload
-constexpr uint32_t kMaxWaitKeys = 1u << 20;
-// The listen backlog: a whole fleet connects at once when the chief starts (the kernel
-// caps it at net.core.somaxconn); connections beyond it are retried by Connect.
-constexpr int kBacklog = 4096;
 // How long past a WAIT's own timeout a client waits for the reply before calling the
 // server silent (a chief whose host vanished without closing the connection).
 constexpr auto kWaitReplyGrace = std::chrono::seconds(10);
 
 Error Transport(const std::string& msg) { return MakeError(ErrorKind::kTransport, msg); }
 
-void PutU32(std::string* s, uint32_t v) {
-  for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
 // Every client request starts with the op and the length-prefixed key.
-std::string KeyRequest(Op op, const std::string& key) {
+std::string KeyRequest(sw::Op op, const std::string& key) {
   std::string req(1, static_cast<char>(op));
-  PutU32(&req, static_cast<uint32_t>(key.size()));
+  sw::PutU32(&req, static_cast<uint32_t>(key.size()));
   req += key;
   return req;
 }
 
-uint32_t GetU32(const uint8_t* b) {
-  return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
-}
-
-bool WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool ReadString(int fd, std::string* out) {
-  uint8_t len[4];
-  if (!ReadAll(fd, len, 4)) return false;
-  uint32_t n = GetU32(len);
-  if (n > kMaxValue) return false;
-  out->resize(n);
-  return n == 0 || ReadAll(fd, out->data(), n);
-}
-
-std::string Seconds(std::chrono::milliseconds ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%gs", static_cast<double>(ms.count()) / 1000.0);
-  return buf;
+// The protocol's limits, checked before sending: the server would drop us for them.
+Status CheckKey(const std::string& key) {
+  if (key.size() <= kStoreMaxKeyBytes) return Status::Ok();
+  return MakeError(ErrorKind::kInvalidInput, "store: a key of " + std::to_string(key.size()) + " bytes (the limit is " +
+                                                 std::to_string(kStoreMaxKeyBytes) + ")");
 }
 
 struct AddrInfo {
@@ -93,146 +47,6 @@ struct AddrInfo {
 };
 
 }  // namespace
-
-Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port) {
-  AddrInfo ai;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  std::string where = host + ":" + std::to_string(port);
-  int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
-  if (rc != 0) return Transport("store " + where + ": resolving: " + gai_strerror(rc));
-  int fd = ::socket(ai.list->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Transport("store " + where + ": socket: " + std::strerror(errno));
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd, ai.list->ai_addr, ai.list->ai_addrlen) != 0 || ::listen(fd, kBacklog) != 0) {
-    int err = errno;
-    ::close(fd);
-    if (err == EADDRINUSE) {
-      return Transport("store " + where + ": cannot listen: port " + std::to_string(port) + " on " + host +
-                       " is in use (another process listens there)");
-    }
-    return Transport("store " + where + ": cannot listen: " + std::strerror(err));
-  }
-  sockaddr_storage bound{};
-  socklen_t len = sizeof(bound);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  std::unique_ptr<TcpStoreServer> s(new TcpStoreServer());
-  s->listen_fd_ = fd;
-  s->port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  TcpStoreServer* self = s.get();
-  s->accept_thread_ = std::thread([self] { self->AcceptLoop(); });
-  return s;
-}
-
-TcpStoreServer::~TcpStoreServer() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    for (auto& [key, cv] : waiters_) cv->notify_one();  // WAITs then close their connections
-  }
-  ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-  accept_thread_.join();
-  ::close(listen_fd_);
-  std::vector<std::thread> threads;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int fd : conns_) ::shutdown(fd, SHUT_RDWR);  // wakes recv() in Serve
-    threads.swap(conn_threads_);
-  }
-  for (auto& t : threads) t.join();
-}
-
-void TcpStoreServer::AcceptLoop() {
-  while (!stop_) {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;  // shut down
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) {
-      ::close(fd);
-      return;
-    }
-    conns_.push_back(fd);
-    conn_threads_.emplace_back([this, fd] { Serve(fd); });
-  }
-}
-
-std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    if (stop_) return "";
-    auto absent = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) == 0; });
-    if (absent == keys.end()) break;
-    auto filed = waiters_.emplace(*absent, &cv);
-    bool timed_out = cv.wait_until(lock, deadline) == std::cv_status::timeout;
-    waiters_.erase(filed);
-    if (timed_out) break;
-  }
-  if (stop_) return "";
-  std::string reply;
-  for (const auto& k : keys) reply.push_back(data_.count(k) != 0 ? 1 : 0);
-  return reply;
-}
-
-void TcpStoreServer::Serve(int fd) {
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  for (;;) {
-    uint8_t op;
-    std::string key, value;
-    if (!ReadAll(fd, &op, 1)) break;
-    std::string reply;
-    if (op == kWait) {
-      uint8_t word[4];
-      if (!ReadAll(fd, word, 4)) break;
-      uint32_t count = GetU32(word);
-      if (count > kMaxWaitKeys) break;
-      std::vector<std::string> keys(count);
-      bool read = true;
-      for (auto& k : keys) read = read && ReadString(fd, &k);
-      if (!read || !ReadAll(fd, word, 4)) break;
-      reply = AwaitKeys(keys, std::chrono::milliseconds(GetU32(word)));
-      if (reply.size() != keys.size()) break;  // stopping: close instead of replying
-      if (!WriteAll(fd, reply.data(), reply.size())) break;
-      continue;
-    }
-    if (!ReadString(fd, &key)) break;
-    if (op == kSet) {
-      if (!ReadString(fd, &value)) break;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        data_[key] = value;
-        auto [first, last] = waiters_.equal_range(key);
-        for (auto it = first; it != last; ++it) it->second->notify_one();
-      }
-      reply.push_back(0);
-    } else if (op == kGet || op == kCheck) {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = data_.find(key);
-      reply.push_back(it != data_.end() ? 1 : 0);
-      if (op == kGet && it != data_.end()) {
-        PutU32(&reply, static_cast<uint32_t>(it->second.size()));
-        reply += it->second;
-      }
-    } else {
-      break;  // unknown op: drop the peer
-    }
-    if (!WriteAll(fd, reply.data(), reply.size())) break;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& c : conns_) {
-    if (c == fd) c = -1;
-  }
-  ::close(fd);
-}
 
 Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::string& host, int port,
                                                                 std::chrono::milliseconds timeout) {
@@ -259,7 +73,7 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       return Transport("cannot reach the rendezvous store at " + where + " (the chief serves it) within " +
-                       Seconds(timeout) + ": " + last);
+                       sw::Seconds(timeout) + ": " + last);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -268,23 +82,15 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
 TcpStoreClient::~TcpStoreClient() { ::close(fd_); }
 
 Status TcpStoreClient::Send(const std::string& bytes) {
-  if (!WriteAll(fd_, bytes.data(), bytes.size())) return Transport("store " + where_ + ": connection lost");
+  if (!sw::WriteAll(fd_, bytes.data(), bytes.size())) return Transport("store " + where_ + ": connection lost");
   bytes_sent_ += bytes.size();
   return Status::Ok();
 }
 
 Status TcpStoreClient::Recv(void* out, size_t n, std::optional<std::chrono::steady_clock::time_point> deadline) {
-  if (deadline) {
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
-      pollfd p{fd_, POLLIN, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT32_MAX)));
-      if (rc < 0 && errno == EINTR) continue;
-      if (rc == 0) return Transport("store " + where_ + ": the server did not reply in time");
-      break;  // readable, closed or failed: recv tells which
-    }
-  }
-  if (!ReadAll(fd_, out, n)) return Transport("store " + where_ + ": connection lost");
+  sw::Read got = sw::ReadExact(fd_, out, n, deadline);
+  if (got == sw::Read::kLate) return Transport("store " + where_ + ": the server did not reply in time");
+  if (got != sw::Read::kOk) return Transport("store " + where_ + ": connection lost");
   bytes_received_ += n;
   return Status::Ok();
 }
@@ -292,16 +98,24 @@ Status TcpStoreClient::Recv(void* out, size_t n, std::optional<std::chrono::stea
 Result<std::string> TcpStoreClient::RecvString() {
   uint8_t len[4];
   TRAINER_TRY(Recv(len, 4));
-  uint32_t n = GetU32(len);
-  if (n > kMaxValue) return Transport("store " + where_ + ": a reply of " + std::to_string(n) + " bytes");
-  std::string value(n, '\0');
-  if (n > 0) TRAINER_TRY(Recv(value.data(), n));
+  const uint32_t n = sw::GetU32(len);
+  if (n > kStoreMaxValueBytes) return Transport("store " + where_ + ": a reply of " + std::to_string(n) + " bytes");
+  std::string value;
+  if (sw::ReadGrowing(fd_, n, &value, std::nullopt, [](size_t) { return true; }) != sw::Read::kOk) {
+    return Transport("store " + where_ + ": connection lost");
+  }
+  bytes_received_ += n;
   return value;
 }
 
 Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
-  std::string req = KeyRequest(kSet, key);
-  PutU32(&req, static_cast<uint32_t>(value.size()));
+  TRAINER_TRY(CheckKey(key));
+  if (value.size() > kStoreMaxValueBytes) {
+    return MakeError(ErrorKind::kInvalidInput, "store: a value of " + std::to_string(value.size()) + " bytes for " +
+                                                   key + " (the limit is " + std::to_string(kStoreMaxValueBytes) + ")");
+  }
+  std::string req = KeyRequest(sw::kSet, key);
+  sw::PutU32(&req, static_cast<uint32_t>(value.size()));
   req += value;
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
@@ -310,7 +124,8 @@ Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
 }
 
 Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
-  std::string req = KeyRequest(kGet, key);
+  TRAINER_TRY(CheckKey(key));
+  std::string req = KeyRequest(sw::kGet, key);
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
   uint8_t found;
@@ -322,7 +137,8 @@ Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
 }
 
 Result<bool> TcpStoreClient::Check(const std::string& key) {
-  std::string req = KeyRequest(kCheck, key);
+  TRAINER_TRY(CheckKey(key));
+  std::string req = KeyRequest(sw::kCheck, key);
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
   uint8_t found;
@@ -333,17 +149,26 @@ Result<bool> TcpStoreClient::Check(const std::string& key) {
 Status TcpStoreClient::Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
                             std::vector<std::string>* missing) {
   if (keys.empty()) return Status::Ok();
-  if (keys.size() > kMaxWaitKeys) {
-    return MakeError(ErrorKind::kInvalidInput, "store: waiting for " + std::to_string(keys.size()) + " keys");
+  if (keys.size() > kStoreMaxWaitKeys) {
+    return MakeError(ErrorKind::kInvalidInput, "store: waiting for " + std::to_string(keys.size()) +
+                                                   " keys (the limit is " + std::to_string(kStoreMaxWaitKeys) + ")");
   }
   auto ms = std::clamp<int64_t>(timeout.count(), 0, UINT32_MAX);
-  std::string req(1, static_cast<char>(kWait));
-  PutU32(&req, static_cast<uint32_t>(keys.size()));
+  std::string req(1, static_cast<char>(sw::kWait));
+  sw::PutU32(&req, static_cast<uint32_t>(keys.size()));
+  size_t key_bytes = 0;
   for (const auto& k : keys) {
-    PutU32(&req, static_cast<uint32_t>(k.size()));
+    TRAINER_TRY(CheckKey(k));
+    key_bytes += k.size();
+    sw::PutU32(&req, static_cast<uint32_t>(k.size()));
     req += k;
   }
-  PutU32(&req, static_cast<uint32_t>(ms));
+  if (key_bytes > kStoreMaxWaitKeyBytes) {
+    return MakeError(ErrorKind::kInvalidInput, "store: waiting for " + std::to_string(key_bytes) +
+                                                   " bytes of keys (the limit is " +
+                                                   std::to_string(kStoreMaxWaitKeyBytes) + ")");
+  }
+  sw::PutU32(&req, static_cast<uint32_t>(ms));
   std::string found(keys.size(), '\0');
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -360,7 +185,7 @@ Status TcpStoreClient::Wait(const std::vector<std::string>& keys, std::chrono::m
   std::string list;
   for (const auto& k : absent) list += (list.empty() ? "" : ", ") + k;
   return MakeError(ErrorKind::kNotFound,
-                   "store " + where_ + ": timed out after " + Seconds(timeout) + " waiting for " + list);
+                   "store " + where_ + ": timed out after " + sw::Seconds(timeout) + " waiting for " + list);
 }
 
 }  // namespace trainer

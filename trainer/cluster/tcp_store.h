@@ -2,7 +2,8 @@
 // PyTorch's TCPStore). Workers need only the chief's address, which TF_CONFIG already
 // gives; no shared folder (Gloo's FileStore) and no extra service (its RedisStore).
 // Values are write-once by convention; there is no delete and no auth: it lives for one
-// job on the job's private network.
+// job on the job's private network. Because anyone who reaches the port can talk to it,
+// the server trusts no length, count or pace a peer declares (the limits below).
 //
 // Wire format, all integers little-endian u32:
 //   request  = op:u8 key_len key [value_len value]      op 1 SET, 2 GET, 3 CHECK
@@ -18,6 +19,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,35 +33,91 @@
 
 namespace trainer {
 
+// Protocol limits, the same for both ends: a client refuses to send more (kInvalidInput),
+// a server drops a peer that declares more, before reading any of it. What the trainer
+// and the fleet check store is far below them (trainer/README.md, "Store limits").
+constexpr uint32_t kStoreMaxKeyBytes = 4u << 10;      // keys are "fp/123", "fpfull/sha256:<64 hex>"
+constexpr uint32_t kStoreMaxValueBytes = 4u << 20;    // Gloo's address list: 136 B per rank
+constexpr uint32_t kStoreMaxWaitKeys = 1u << 16;      // the fleet chief waits for one key per worker
+constexpr uint32_t kStoreMaxWaitKeyBytes = 4u << 20;  // a WAIT's keys together
+
+// What one server gives all its peers together. The defaults suit a caller that does not
+// know its job's size; ForTasks sizes the connections to the job.
+struct StoreLimits {
+  int max_connections = 1024;  // open at once; more are refused (closed at once)
+  // Keys and values held, plus the requests being read (each byte counted as it arrives,
+  // with 128 bytes of bookkeeping per key): a peer whose request would pass it is dropped.
+  uint64_t max_held_bytes = 64u << 20;
+  // A request must arrive whole within this of its first byte, and a new connection's
+  // first request within this of the accept; a reply must leave within it too. Between
+  // requests a connection may stay idle for ever (ranks keep theirs for the whole job).
+  std::chrono::milliseconds io_timeout{std::chrono::seconds(10)};
+  // Why a peer was refused or dropped, one line each (the first 64 refusals and the first
+  // 64 drops, then at every power of two of either count). Called from the server's
+  // threads; library code never prints.
+  std::function<void(const std::string&)> log;
+
+  // max_connections = 2 * tasks + 32: every task holds one connection; a restarted task
+  // briefly holds two.
+  static StoreLimits ForTasks(int tasks);
+};
+
+class StoreBudget;    // store_budget.h: the held bytes
+struct StoreEntry;    // a stored value, counted until its last reader lets go
+struct StoreRequest;  // store_request.h
+
+struct StoreStats {
+  int connections = 0;      // open now
+  uint64_t held_bytes = 0;  // counted against max_held_bytes now
+  uint64_t peak_held_bytes = 0;
+  uint64_t refused_peers = 0;  // connections closed at once: max_connections were open
+  uint64_t dropped_peers = 0;  // disconnected for passing a limit
+};
+
 class TcpStoreServer {
  public:
   // Listens on host:port (port 0 picks one; see port()).
-  static Result<std::unique_ptr<TcpStoreServer>> Start(const std::string& host, int port);
+  static Result<std::unique_ptr<TcpStoreServer>> Start(const std::string& host, int port, StoreLimits limits = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
 
   int port() const { return port_; }
+  StoreStats stats();
 
  private:
-  TcpStoreServer() = default;
+  struct Conn {
+    int fd = -1;       // -1 once closed
+    std::string peer;  // "10.0.0.2:41234"
+    std::thread thread;
+  };
+  explicit TcpStoreServer(StoreLimits limits);
   void AcceptLoop();
-  void Serve(int fd);
+  void Admit(int fd, const std::string& peer);
+  void Serve(std::list<Conn>::iterator conn);
+  // Answers one request; false when the peer is gone or must go (*why then says why).
+  bool Answer(int fd, StoreRequest& req, std::string* why);
   // Blocks until every key exists, the deadline passes or the server stops; the reply.
   std::string AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
+  void Drop(const std::string& line, bool refused);
 
+  StoreLimits limits_;
+  std::unique_ptr<StoreBudget> budget_;  // outlives data_: stored entries give their bytes back to it
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread accept_thread_;
-  std::mutex mu_;  // guards data_, conns_, conn_threads_
+  std::mutex mu_;  // guards data_, waiters_, conns_, finished_, refused_, dropped_
   // WAITs sleep on their own condition variable, filed under the first key they still
   // miss, so a SET wakes only the waiters of that key (10,000 workers waiting on one
   // "verdict" cost nothing while 10,000 fp/<rank> keys arrive). Stop wakes them all.
   std::multimap<std::string, std::condition_variable*> waiters_;
-  std::map<std::string, std::string> data_;
-  std::vector<int> conns_;
-  std::vector<std::thread> conn_threads_;
+  std::map<std::string, std::shared_ptr<const StoreEntry>> data_;
+  // Finished connections are joined when the next one arrives, so a peer that connects
+  // over and over leaves no exited threads (and their stacks) behind.
+  std::list<Conn> conns_;
+  std::vector<std::list<Conn>::iterator> finished_;  // exited, to be joined
+  uint64_t refused_ = 0, dropped_ = 0;
 };
 
 class TcpStoreClient {
@@ -70,6 +129,7 @@ class TcpStoreClient {
   TcpStoreClient(const TcpStoreClient&) = delete;
   TcpStoreClient& operator=(const TcpStoreClient&) = delete;
 
+  // Each refuses a key or value over the protocol limits (kInvalidInput) before sending.
   Status Set(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> Get(const std::string& key);
   Result<bool> Check(const std::string& key);
@@ -87,8 +147,7 @@ class TcpStoreClient {
   explicit TcpStoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
   Status Send(const std::string& bytes);
   // Reads exactly n bytes; fails after `deadline` when one is given (a silent server).
-  Status Recv(void* out, size_t n,
-              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+  Status Recv(void* out, size_t n, std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
   Result<std::string> RecvString();
 
   int fd_;

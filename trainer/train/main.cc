@@ -149,6 +149,8 @@ int main(int argc, char** argv) {
   trainer::GlooGroupOptions gopts;
   gopts.rendezvous_timeout = std::chrono::milliseconds(static_cast<long>(rendezvous_timeout * 1000));
   gopts.collective_timeout = std::chrono::milliseconds(static_cast<long>(collective_timeout * 1000));
+  // A peer the chief's store refuses or drops (a limit passed: tcp_store.h) is worth a line.
+  gopts.store_log = [](const std::string& line) { std::fprintf(stderr, "trainer: %s\n", line.c_str()); };
   auto group = trainer::GlooGroup::Join(*cluster, gopts);
   if (!group.ok()) return Fail(group.error());
   // Spinning pays only when no rank waits for a core that a spinning peer holds.

@@ -190,7 +190,7 @@ TEST(Step, EveryWorldSizeGivesTheOldStepsBitsAndCheckpoint) {
   const StepShape shape{64, 8};
   const uint64_t seed = 17;
   const int steps = 4;
-  const RunShape run{shape.global_batch, shape.shards, train.count, 1e-3f};
+  const RunShape run{shape.global_batch, shape.shards, train.count, 1e-3f, MlpLayout::kCount};
   const auto perm = EpochPermutation(seed, 0, train.count);
   auto fresh = [&] {
     TrainState st;

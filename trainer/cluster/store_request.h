@@ -1,0 +1,42 @@
+// One request of the store's wire format (tcp_store.h) as its server reads it: under the
+// protocol's limits, its buffers grown only as bytes arrive, every byte counted in the
+// server's budget first. Internal to trainer/cluster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/store_budget.h"
+#include "cluster/store_wire.h"
+#include "cluster/tcp_store.h"
+
+namespace trainer {
+
+// One request as read, and its bytes in the budget (given back when it is answered; a
+// SET hands them on to its StoreEntry).
+struct StoreRequest {
+  explicit StoreRequest(StoreBudget& b) : budget(b) {}
+  ~StoreRequest() { budget.Give(charged); }
+  StoreRequest(const StoreRequest&) = delete;
+  StoreRequest& operator=(const StoreRequest&) = delete;
+  bool Charge(uint64_t n) {
+    if (!budget.Take(n)) return false;
+    charged += n;
+    return true;
+  }
+  StoreBudget& budget;
+  uint64_t charged = 0;
+  uint8_t op = 0;
+  std::vector<std::string> keys;  // one, or a WAIT's
+  std::string value;              // SET
+  uint32_t wait_ms = 0;           // WAIT
+};
+
+// Reads one request from fd into *r. `first`: the deadline for its op byte (a new
+// connection's first request); none between requests; the rest of it must come within
+// limits.io_timeout of that byte. false: the peer closed (*why stays empty), or broke a
+// limit or the clock (*why says which, for the log).
+bool ReadStoreRequest(int fd, const StoreLimits& limits, store_wire::Deadline first, StoreRequest* r, std::string* why);
+
+}  // namespace trainer
