@@ -160,10 +160,11 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-  // A stalled connection (under 1 kB/s for 60 s) is a transport error, not a hang.
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, connect_seconds_);
+  // A stalled connection (under 1 kB/s for stall_seconds_, 60 by default) is a transport
+  // error, not a hang.
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall_seconds_);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnWrite);

@@ -75,6 +75,12 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   void set_tls(const TlsOptions& tls) { tls_ = tls; }
+  // Seconds for the TCP and TLS handshakes; seconds under 1 kB/s before a stalled exchange
+  // is a transport error.
+  void set_timeouts(long connect_seconds, long stall_seconds) {
+    connect_seconds_ = connect_seconds;
+    stall_seconds_ = stall_seconds;
+  }
   void set_debug(std::function<void(const std::string&)> debug) { debug_ = std::move(debug); }
 
   // An HTTP status (any, including 4xx/5xx) or a NetError in `net`.
@@ -84,6 +90,8 @@ class HttpClient {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   TlsOptions tls_;
+  long connect_seconds_ = 30;
+  long stall_seconds_ = 60;
   std::function<void(const std::string&)> debug_;
 };
 

@@ -104,6 +104,7 @@ std::unique_ptr<HttpClient> Registry::Acquire() {
   }
   auto c = std::make_unique<HttpClient>();
   c->set_tls(tls_);
+  c->set_timeouts(opts_.connect_timeout_seconds, opts_.stall_seconds);
   if (opts_.debug) c->set_debug(opts_.debug);
   return c;
 }

@@ -29,6 +29,8 @@ struct RegistryOptions {
   int max_attempts = 5;
   double backoff_seconds = 0.5;                   // first pause; doubles up to 8 s
   uint64_t limit_rate = 0;                        // bytes/s per upload request, 0 = unlimited
+  int connect_timeout_seconds = 30;               // TCP + TLS handshake of each connection
+  int stall_seconds = 60;                         // under 1 kB/s this long: a transport error
   std::function<void(const std::string&)> debug;  // lines with secrets removed
 };
 
