@@ -134,13 +134,20 @@ void Route(httplib::SSLServer& svr, const ServerOptions& o, const Handler& handl
   });
 }
 
-// Serves until SIGTERM/SIGINT, stopped from a thread that waits for them (a handler may not call stop()).
-bool ListenUntilSignal(httplib::SSLServer& svr, const std::function<void()>& on_listening, bool& stopped_by_signal) {
+// SIGTERM and SIGINT, blocked in this thread and so in every thread it starts after: only
+// the waiter in ListenUntilSignal takes them (a handler may not call stop()).
+sigset_t BlockStopSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+// Serves until SIGTERM/SIGINT, stopped from a thread that waits for them.
+bool ListenUntilSignal(httplib::SSLServer& svr, const sigset_t& set, const std::function<void()>& on_listening,
+                       bool& stopped_by_signal) {
   std::atomic<bool> stopped{false};
   std::thread stopper([&svr, &stopped, set] {
     int sig = 0;
@@ -174,6 +181,8 @@ Status ParseListen(const std::string& text, ServerOptions& out) {
 }
 
 Status Serve(const ServerOptions& o, const Handler& handler, const std::function<void()>& on_listening) {
+  // Before any thread starts (the watchdog's first), so none of them takes the signal.
+  sigset_t stop_signals = BlockStopSignals();
   // A std::function, not a lambda: Route's handlers keep a reference to it.
   const std::function<void(const std::string&)> log = [&o](const std::string& line) {
     if (o.log) o.log(line);
@@ -216,7 +225,7 @@ Status Serve(const ServerOptions& o, const Handler& handler, const std::function
   // it at net.core.somaxconn); connections over the cap must be accepted to be refused.
   if (listen_fd >= 0) ::listen(listen_fd, kListenBacklog);
   bool stopped = false;
-  bool ok = ListenUntilSignal(svr, on_listening, stopped);
+  bool ok = ListenUntilSignal(svr, stop_signals, on_listening, stopped);
   if (!ok && !stopped) return MakeError(ErrorKind::kTransport, "the listener on " + o.host + " failed");
   return Status::Ok();
 }
