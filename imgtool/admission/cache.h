@@ -6,15 +6,22 @@
 //
 // Why its own thread: a request waits with a deadline (the API server gives up after its
 // timeoutSeconds) while a slow registry check carries on and fills the cache for the retry.
+// Why a WorkLimit: those threads outlive the requests that started them, so a flood of
+// images on a silent registry would otherwise start threads without bound. At the limit a
+// new computation is not started (Get answers nullopt); the caller may wait for room.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -26,31 +33,83 @@ inline Clock SteadyClock() {
   return [] { return std::chrono::steady_clock::now(); };
 }
 
+// Computations running at once, across every cache that shares it (one per server), in
+// all and per group (a registry host: one silent registry cannot take every slot).
+class WorkLimit {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  WorkLimit(size_t max, size_t max_per_group) : max_(max), max_per_group_(max_per_group) {}
+  bool TryAcquire(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!HasRoom(group)) return false;
+    ++running_;
+    ++groups_[group];
+    return true;
+  }
+  void Release(const std::string& group) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --running_;
+      if (--groups_[group] == 0) groups_.erase(group);
+    }
+    room_.notify_all();
+  }
+  // Until there is room for `group` (true) or `deadline` passes (false).
+  bool WaitForRoom(const std::string& group, TimePoint deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return room_.wait_until(lock, deadline, [&] { return HasRoom(group); });
+  }
+  size_t running() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return running_;
+  }
+  size_t max() const { return max_; }
+  size_t max_per_group() const { return max_per_group_; }
+
+ private:
+  bool HasRoom(const std::string& group) const {  // mu_ held
+    auto it = groups_.find(group);
+    return running_ < max_ && (it == groups_.end() || it->second < max_per_group_);
+  }
+
+  mutable std::mutex mu_;
+  std::condition_variable room_;
+  const size_t max_, max_per_group_;
+  size_t running_ = 0;
+  std::map<std::string, size_t> groups_;
+};
+
 template <typename V>
 class TtlCache {
  public:
   // compute() -> {value, cacheable}
   using Compute = std::function<std::pair<V, bool>()>;
 
-  TtlCache(std::chrono::milliseconds ttl, Clock clock = SteadyClock(), size_t max_entries = 10000)
+  TtlCache(std::chrono::milliseconds ttl, Clock clock = SteadyClock(), size_t max_entries = 10000,
+           std::shared_ptr<WorkLimit> limit = nullptr)
       : s_(std::make_shared<State>()) {
     s_->ttl = ttl;
     s_->clock = std::move(clock);
     s_->max_entries = max_entries;
+    s_->limit = std::move(limit);
   }
 
-  std::shared_future<V> Get(const std::string& key, Compute compute) {
+  // The shared value; nullopt when the key is not cached, not in flight, and the WorkLimit
+  // has no room for another computation of `group`.
+  std::optional<std::shared_future<V>> Get(const std::string& key, Compute compute, const std::string& group = "") {
     std::lock_guard<std::mutex> lock(s_->mu);
     auto now = s_->clock();
     auto it = s_->entries.find(key);
     if (it != s_->entries.end() && (!it->second.done || now < it->second.expires)) return it->second.value;
+    if (s_->limit && !s_->limit->TryAcquire(group)) return std::nullopt;
     if (s_->entries.size() >= s_->max_entries) Sweep(now);
     auto promise = std::make_shared<std::promise<V>>();
     Entry& e = s_->entries[key];
     // The TTL counts from the request that started the computation.
     e = Entry{promise->get_future().share(), false, now + s_->ttl, ++s_->generation};
-    std::thread([s = s_, key, gen = e.generation, promise, compute = std::move(compute)] {
+    auto run = [s = s_, key, group, gen = e.generation, promise, compute = std::move(compute)] {
       auto [value, cacheable] = compute();
+      if (s->limit) s->limit->Release(group);
       {
         // The entry is settled before the value is published, so a caller that has the
         // value sees the cache as it will stay.
@@ -65,7 +124,15 @@ class TtlCache {
         }
       }
       promise->set_value(std::move(value));
-    }).detach();
+    };
+    try {
+      std::thread(std::move(run)).detach();
+    } catch (const std::system_error&) {
+      // No thread to be had (the process is at its limit): nothing in flight, nothing held.
+      s_->entries.erase(key);
+      if (s_->limit) s_->limit->Release(group);
+      return std::nullopt;
+    }
     return e.value;
   }
 
@@ -89,6 +156,7 @@ class TtlCache {
     Clock clock;
     size_t max_entries = 0;
     uint64_t generation = 0;
+    std::shared_ptr<WorkLimit> limit;
   };
 
   // Drops expired entries; when every entry is fresh, drops finished ones (bounded memory).

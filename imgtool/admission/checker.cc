@@ -1,6 +1,8 @@
 #include "admission/checker.h"
 
+#include <algorithm>
 #include <future>
+#include <optional>
 
 #include "admission/review.h"
 #include "policy/evaluate.h"
@@ -11,96 +13,151 @@
 
 namespace imgtool::admission {
 
-namespace {
+using TimePoint = std::chrono::steady_clock::time_point;
 
-// Waits for a shared computation up to `deadline`; the computation itself carries on.
-template <typename V>
-Result<V> Await(const std::shared_future<V>& f, std::chrono::milliseconds deadline, const std::string& what) {
-  if (f.wait_for(deadline) != std::future_status::ready) {
-    return MakeError(ErrorKind::kTransport, what + ": no answer within " + std::to_string(deadline.count()) + " ms");
+struct RegistryImageChecker::State {
+  policy::Policy policy;
+  remote::RegistryOptions registry;
+  std::shared_ptr<WorkLimit> limit;
+  TtlCache<Result<std::string>> digests;   // docker://HOST/REPO:TAG -> sha256:...
+  TtlCache<policy::ReferenceFacts> facts;  // docker://HOST/REPO@sha256:... -> facts (an index's: all its images')
+
+  State(policy::Policy p, remote::RegistryOptions r, const CheckerOptions& o)
+      : policy(std::move(p)),
+        registry(std::move(r)),
+        limit(std::make_shared<WorkLimit>(o.max_registry_work, std::max<size_t>(1, o.max_registry_work / 2))),
+        digests(o.tag_ttl, o.clock, 10000, limit),
+        facts(o.decision_ttl, o.clock, 10000, limit) {}
+
+  Error AtCapacity() const {
+    return MakeError(ErrorKind::kTransport, "registry checks at capacity until the deadline (" +
+                                                std::to_string(limit->max()) + " at once, " +
+                                                std::to_string(limit->max_per_group()) + " per registry)");
   }
-  return f.get();
-}
 
-}  // namespace
+  // start() until it gets a slot or `deadline` passes (nullopt): a check over the cap waits
+  // for one to end rather than failing at once.
+  template <typename Start>
+  auto StartWithin(const Start& start, const std::string& host, TimePoint deadline) -> decltype(start()) {
+    for (;;) {
+      if (auto f = start()) return f;
+      if (!limit->WaitForRoom(host, deadline)) return std::nullopt;
+    }
+  }
+
+  // Copies, not `this`, in the computations: they may outlive a review's deadline.
+  std::optional<std::shared_future<policy::ReferenceFacts>> StartFacts(const std::string& host,
+                                                                       const std::string& pinned_reference) {
+    return facts.Get(
+        pinned_reference,
+        [pol = policy, opts = registry, pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
+          // The signature check needs only the digest, not the opened image: run it beside the
+          // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
+          std::future<policy::SignatureFacts> sig;
+          if (pol.signed_by) {
+            sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference,
+                             pol.signed_by->keys);
+          }
+          // Manifest and config now; layers stream later, only for the rules that read files.
+          auto image = transport::Open(pinned_reference, opts);
+          Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
+          auto early = [&sig](const std::string&, const std::vector<std::string>&) { return sig.get(); };
+          auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
+          // An image of an index that could not be opened is asked for again, like the index.
+          return {facts, policy::AllOpened(facts)};
+        },
+        host);
+  }
+
+  // A resolved tag starts its facts at once (`self` is this state), so a review's images
+  // overlap both steps instead of waiting on each other.
+  std::optional<std::shared_future<Result<std::string>>> StartResolve(const std::shared_ptr<State>& self,
+                                                                      const ref::Reference& r) {
+    return digests.Get(
+        r.str(),
+        [self, r]() -> std::pair<Result<std::string>, bool> {
+          auto reg = remote::Registry::Connect(r.host, self->registry);
+          if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), false};
+          auto d = (*reg)->ResolveDigest(r.repository, r.tag);
+          if (!d.ok()) return {d.error().Context("resolving " + r.str()), false};
+          self->StartFacts(r.host, Pinned(r, d->str()));
+          return {d->str(), true};
+        },
+        r.host);
+  }
+
+  static std::string Pinned(ref::Reference r, const std::string& digest) {
+    r.tag.clear();
+    r.digest = digest;
+    return r.str();
+  }
+
+  using FactsFuture = std::optional<std::shared_future<policy::ReferenceFacts>>;
+
+  // The facts of `digest` (`started` when they are) by `deadline`, then the evaluator;
+  // nullopt when they did not come.
+  std::optional<Result<policy::ImageDecision>> Decide(const std::string& image, const std::string& reference,
+                                                      const ref::Reference& r, const Result<std::string>& digest,
+                                                      bool pin, TimePoint deadline, FactsFuture started = {}) {
+    policy::ReferenceFacts got;
+    if (digest.ok()) {
+      auto f =
+          started ? started : StartWithin([&] { return StartFacts(r.host, Pinned(r, *digest)); }, r.host, deadline);
+      if (!f) {
+        got.top.opened = AtCapacity();
+      } else if (f->wait_until(deadline) != std::future_status::ready) {
+        return std::nullopt;
+      } else {
+        got = f->get();
+      }
+    } else {
+      // Unresolvable: every rule fails with the cause (facts.h: an unopened image).
+      got.top.opened = digest.error();
+    }
+    // digestPinned judges the reference the pod runs: as written, or pinned by /mutate.
+    got.top.reference = pin && digest.ok() ? "docker://" + PinImage(r.str().substr(9), *digest) : reference;
+    auto d = policy::Evaluate(policy, got);
+    d.reference = image;
+    d.digest = digest.ok() ? *digest : "";
+    return d;
+  }
+};
 
 RegistryImageChecker::RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry,
                                            CheckerOptions options)
-    : policy_(std::move(policy)),
-      registry_(std::move(registry)),
-      options_(std::move(options)),
-      digests_(options_.tag_ttl, options_.clock),
-      facts_(options_.decision_ttl, options_.clock) {}
+    : s_(std::make_shared<State>(std::move(policy), std::move(registry), options)) {}
 
-ImageChecker RegistryImageChecker::AsChecker() {
-  return [this](const std::string& image, bool pin) { return Check(image, pin); };
+CheckStarter RegistryImageChecker::AsStarter() {
+  return [this](const std::string& image, bool pin) { return Start(image, pin); };
 }
 
-Result<std::string> RegistryImageChecker::Resolve(const std::string& reference) {
-  auto ref = ref::ParseReference(reference);
-  if (!ref.ok()) return ref.error();
-  if (!ref->digest.empty()) return ref->digest;
-  auto opts = registry_;
-  auto f = digests_.Get(reference, [opts, r = *ref]() -> std::pair<Result<std::string>, bool> {
-    auto reg = remote::Registry::Connect(r.host, opts);
-    if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), false};
-    auto d = (*reg)->ResolveDigest(r.repository, r.tag);
-    if (!d.ok()) return {d.error().Context("resolving " + r.str()), false};
-    return {d->str(), true};
-  });
-  auto got = Await(f, options_.deadline, "resolving " + reference);
-  if (!got.ok()) return got.error();
-  return *got;  // Result<Result<string>> -> Result<string>
-}
-
-policy::ReferenceFacts RegistryImageChecker::Facts(const std::string& pinned_reference) {
-  // Copies, not `this`: the computation may outlive a request's deadline.
-  auto f = facts_.Get(pinned_reference, [pol = policy_, opts = registry_,
-                                         pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
-    // The signature check needs only the digest, not the opened image: run it beside the
-    // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
-    std::future<policy::SignatureFacts> sig;
-    if (pol.signed_by) {
-      sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference, pol.signed_by->keys);
-    }
-    // Manifest and config now; layers stream later, only for the rules that read files.
-    auto image = transport::Open(pinned_reference, opts);
-    Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
-    auto early = [&sig](const std::string&, const std::vector<std::string>&) { return sig.get(); };
-    auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
-    // An image of an index that could not be opened is asked for again, like the index.
-    return {facts, policy::AllOpened(facts)};
-  });
-  auto got = Await(f, options_.deadline, "checking " + pinned_reference);
-  if (got.ok()) return *got;
-  policy::ReferenceFacts late;
-  late.top.reference = pinned_reference;
-  late.top.opened = got.error();
-  return late;
-}
-
-Result<policy::ImageDecision> RegistryImageChecker::Check(const std::string& image, bool pin) {
+PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin) {
+  auto failed = [](Error e) -> PendingCheck {
+    return [e](TimePoint) -> std::optional<Result<policy::ImageDecision>> { return e; };
+  };
   auto reference = DockerReference(image);
-  if (!reference.ok()) return reference.error();
-  auto ref = ref::ParseReference(*reference);
-  if (!ref.ok()) return ref.error();
-  auto digest = Resolve(*reference);
-  policy::ReferenceFacts facts;
-  if (digest.ok()) {
-    ref::Reference pinned = *ref;
-    pinned.tag.clear();
-    pinned.digest = *digest;
-    facts = Facts(pinned.str());
-  } else {
-    // Unresolvable: every rule fails with the cause (facts.h: an unopened image).
-    facts.top.opened = digest.error();
+  if (!reference.ok()) return failed(reference.error());
+  auto parsed = ref::ParseReference(*reference);
+  if (!parsed.ok()) return failed(parsed.error());
+  auto s = s_;
+  std::string docker_ref = *reference;
+  ref::Reference r = *parsed;
+  if (!r.digest.empty()) {
+    auto started = s->StartFacts(r.host, State::Pinned(r, r.digest));  // if there is room now
+    return [s, image, docker_ref, r, pin, started](TimePoint deadline) {
+      return s->Decide(image, docker_ref, r, Result<std::string>(r.digest), pin, deadline, started);
+    };
   }
-  // digestPinned judges the reference the pod runs: as written, or pinned by /mutate.
-  facts.top.reference = pin && digest.ok() ? "docker://" + PinImage(ref->str().substr(9), *digest) : *reference;
-  auto d = policy::Evaluate(policy_, facts);
-  d.reference = image;
-  d.digest = digest.ok() ? *digest : "";
-  return d;
+  auto started = s->StartResolve(s, r);
+  return [s, image, docker_ref, r, pin, started](TimePoint deadline) -> std::optional<Result<policy::ImageDecision>> {
+    auto resolving = started ? started : s->StartWithin([&] { return s->StartResolve(s, r); }, r.host, deadline);
+    if (!resolving) {
+      Result<std::string> none = s->AtCapacity().Context("resolving " + docker_ref);
+      return s->Decide(image, docker_ref, r, none, pin, deadline);
+    }
+    if (resolving->wait_until(deadline) != std::future_status::ready) return std::nullopt;
+    return s->Decide(image, docker_ref, r, resolving->get(), pin, deadline);
+  };
 }
 
 }  // namespace imgtool::admission

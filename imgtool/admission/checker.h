@@ -1,15 +1,20 @@
-// The ImageChecker the server uses: pod-spec image -> docker:// reference -> digest (a
-// tag resolved through the registry client, cached briefly: tags move) -> the facts the
+// The checks the server uses: pod-spec image -> docker:// reference -> digest (a tag
+// resolved through the registry client, cached briefly: tags move) -> the facts the
 // policy needs (cached by repository@digest for the decision TTL: a digest never
 // changes, so neither do its facts) -> the pure evaluator, on the reference as written
 // (or pinned, in the mutating mode). An index is judged as `policy check` judges it: its
-// own digest's signatures, each platform's image for the other rules. Each wait has a deadline so a registry that does
-// not answer denies in time instead of hanging the API server.
+// own digest's signatures, each platform's image for the other rules.
+//
+// Start returns at once: the registry work runs on the caches' threads, a resolved tag
+// starts its facts straight away, and the review (decide.h) collects every image against
+// one deadline. Registry work running at once is capped per checker (one per server):
+// beyond the cap an uncached image is denied at once rather than queued.
 //
 // Not here: Kubernetes JSON (review.h, decide.h) or HTTP (server.h).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -24,7 +29,9 @@ namespace imgtool::admission {
 struct CheckerOptions {
   std::chrono::milliseconds decision_ttl{std::chrono::minutes(5)};
   std::chrono::milliseconds tag_ttl{std::chrono::seconds(30)};
-  std::chrono::milliseconds deadline{std::chrono::seconds(8)};  // per image, under the API server's 10 s
+  // Tag resolutions and facts gatherings running at once (a thread each, plus one for a
+  // signature check); each ends within the registry client's timeouts.
+  size_t max_registry_work = 128;
   Clock clock = SteadyClock();
 };
 
@@ -32,23 +39,15 @@ class RegistryImageChecker {
  public:
   RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry, CheckerOptions options);
 
-  Result<policy::ImageDecision> Check(const std::string& image, bool pin);
-  // For the server's wiring: a std::function view of Check.
-  ImageChecker AsChecker();
+  PendingCheck Start(const std::string& image, bool pin);
+  // For the server's wiring: a std::function view of Start.
+  CheckStarter AsStarter();
+
+  // Shared with the computations, which may outlive the checker.
+  struct State;
 
  private:
-  Result<std::string> Resolve(const std::string& reference);
-  policy::ReferenceFacts Facts(const std::string& pinned_reference);
-
-  policy::Policy policy_;
-  remote::RegistryOptions registry_;
-  CheckerOptions options_;
-  TtlCache<Result<std::string>> digests_;   // docker://HOST/REPO:TAG -> sha256:...
-  TtlCache<policy::ReferenceFacts> facts_;  // docker://HOST/REPO@sha256:... -> facts (an index's: all its images')
+  std::shared_ptr<State> s_;
 };
-
-// signedBy through imgtool/sign, the same check `imgtool policy check` runs: any error is
-// a failure of the rule, never a pass.
-policy::SignatureVerifier RegistrySignatureVerifier(const remote::RegistryOptions& options);
 
 }  // namespace imgtool::admission

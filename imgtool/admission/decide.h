@@ -1,14 +1,22 @@
 // The decision: AdmissionReview bytes in -> the HTTP status and AdmissionReview answer out.
-// Pure given the ImageChecker it is handed (the server passes the registry-backed one,
+// Pure given the checks it is handed (the server passes the registry-backed ones,
 // checker.h; tests pass a map), so every answer the webhook can give is a unit test.
 //
 // Fails closed: a body that is not JSON, an envelope without a uid, a kind without a pod
-// spec, an image whose check errors, an exception from the checker, all deny. With a
-// readable uid the answer is HTTP 200 with allowed=false (the API server reads it);
-// without one, 400 (it cannot be matched to a request, so the failurePolicy applies).
+// spec, an image whose check errors or does not answer by the review's deadline, more
+// images than a review may name, an exception from the checker, all deny. With a readable
+// uid the answer is HTTP 200 with allowed=false (the API server reads it); without one,
+// 400 (it cannot be matched to a request, so the failurePolicy applies).
+//
+// The images of one review are checked together: every check is started, then collected
+// against one deadline, so a review answers in time however many images sit on a
+// registry that does not answer.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "oci/result.h"
@@ -22,16 +30,36 @@ namespace imgtool::admission {
 // is the resolved one (empty when resolution failed). An error: the check could not run.
 using ImageChecker = std::function<Result<policy::ImageDecision>(const std::string& image, bool pin)>;
 
+// A check under way: waits for its decision until `deadline` and returns by then; nullopt
+// when none came (the work carries on elsewhere, and may fill a cache for the next review).
+using PendingCheck =
+    std::function<std::optional<Result<policy::ImageDecision>>(std::chrono::steady_clock::time_point deadline)>;
+// Starts checking one image and returns at once (the work runs elsewhere).
+using CheckStarter = std::function<PendingCheck(const std::string& image, bool pin)>;
+
+// For a checker that answers at once (tests, checks with no I/O): it runs when started.
+CheckStarter AnswerAtOnce(ImageChecker check);
+
 enum class Mode { kValidate, kMutate };
+
+struct ReviewLimits {
+  // From the start of the decision; under the API server's timeoutSeconds (at most 10 s,
+  // for the whole HTTP exchange), so the answer is read rather than timed out.
+  std::chrono::milliseconds deadline{std::chrono::seconds(9)};
+  size_t max_images = 256;  // containers + initContainers + ephemeralContainers
+};
 
 struct Answer {
   int http_status = 200;
   std::string body;  // JSON
 };
 
-Answer Decide(const std::string& body, const ImageChecker& check, Mode mode);
+Answer Decide(const std::string& body, const CheckStarter& start, Mode mode, const ReviewLimits& limits = {});
 
 // "image@sha256:..." for a pod-spec image and the digest it resolved to; the tag is dropped.
 std::string PinImage(const std::string& image, const std::string& digest);
+
+// "9 s", "1.5 s", "0.2 s": a deadline as the denials say it.
+std::string Seconds(std::chrono::milliseconds d);
 
 }  // namespace imgtool::admission

@@ -1,7 +1,13 @@
 // The HTTPS layer, kept thin: POST /validate and (with mutate) POST /mutate hand the body
-// to a handler (decide.h) and write its answer; GET /healthz says ok. A fixed pool of
-// worker threads, a body size limit and read/write timeouts bound what one client can
-// hold. cpp-httplib underneath; nothing else in imgtool sees it.
+// to a handler (decide.h) and write its answer; GET /healthz says ok. cpp-httplib
+// underneath; nothing else in imgtool sees it.
+//
+// What one client can hold is bounded: a thread per connection up to max_connections
+// (beyond, a connection is closed at its first handshake step), so no connection waits
+// behind a busy one; a whole TLS handshake and request within read_timeout_s, and the next
+// request on a kept-alive connection within keep_alive_timeout_s + read_timeout_s, else
+// the connection is cut (conn_watchdog.h); a body size limit. /healthz is answered like
+// any request, on a thread of its own, so slow reviews and slow clients do not delay it.
 #pragma once
 
 #include <cstddef>
@@ -18,16 +24,17 @@ struct ServerOptions {
   int port = 8443;
   std::string tls_cert;  // PEM paths
   std::string tls_key;
-  size_t threads = 64;                // workers; a kept-alive connection holds one
-  size_t max_body_bytes = 3 << 20;    // the API server's own request limit is 3 MiB
-  int read_timeout_s = 5;
+  size_t threads = 64;              // started at once and kept; a kept-alive connection holds one
+  size_t max_connections = 512;     // each on its own thread; more are closed at once
+  size_t max_body_bytes = 3 << 20;  // the API server's own request limit is 3 MiB
+  int read_timeout_s = 5;           // the TLS handshake and a whole request, in all
   int write_timeout_s = 5;
-  int keep_alive_timeout_s = 5;
+  int keep_alive_timeout_s = 5;  // idle, between requests
   // Requests one kept-alive connection may carry before the server closes it. The API
   // server keeps its connections to a webhook open; httplib's default of 5 made every
   // fifth review pay a TLS handshake.
   size_t keep_alive_max_requests = 1000;
-  bool mutate = false;                // also serve /mutate
+  bool mutate = false;                          // also serve /mutate
   std::function<void(const std::string&)> log;  // one line per event; may be empty
 };
 
