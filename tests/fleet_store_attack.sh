@@ -45,8 +45,13 @@ a = json.load(open(sys.argv[1]))
 print(a["rss_before"], a["rss_during"], a["rss_peak"], a["mega64_dropped"], a["giga_dropped"], a["flood_refused"], a["stalled_dropped"])' \
   "$WORK/attack.json")
 mb() { echo $(($1 >> 20)); }
-[ $((peak - before)) -lt $((32 << 20)) ] || fail "the chief grew from $(mb "$before") MB to $(mb "$peak") MB under attack"
-[ "$peak" -lt $((100 << 20)) ] || fail "the chief reached $(mb "$peak") MB under attack (limit 100 MB)"
+# Under AddressSanitizer (scripts/test --sanitize) the process starts near 300 MB of shadow
+# and keeps freed blocks in quarantine (up to 256 MB): the bounds widen, the attack (1 GB
+# before the caps) is still caught.
+growth=$((32 << 20)) limit=$((100 << 20))
+if ldd "$FLEET" 2>/dev/null | grep -q libasan; then growth=$((320 << 20)) limit=$((1 << 40)); fi
+[ $((peak - before)) -lt "$growth" ] || fail "the chief grew from $(mb "$before") MB to $(mb "$peak") MB under attack"
+[ "$peak" -lt "$limit" ] || fail "the chief reached $(mb "$peak") MB under attack (limit $(mb "$limit") MB)"
 pass "chief RSS $(mb "$before") MB before, $(mb "$during") MB during the flood, $(mb "$peak") MB at most"
 [ "$mega" = 16 ] || fail "$mega of 16 peers declaring 64 MiB were disconnected"
 [ "$giga" = 16 ] || fail "$giga of 16 peers declaring 1 GB were disconnected"

@@ -45,8 +45,13 @@ print(a["rss_before"], a["rss_during"], a["rss_peak"], a["mega64_dropped"], a["g
 mb() { echo $(($1 >> 20)); }
 # Before the fix the 16 peers declaring 64 MiB alone took the chief to 1 GB (measured
 # against the old store: 2 MB -> 1027 MB).
-((peak - before < 32 << 20)) || fail "the chief grew from $(mb "$before") MB to $(mb "$peak") MB under attack"
-((peak < 100 << 20)) || fail "the chief reached $(mb "$peak") MB under attack (limit 100 MB)"
+# Under AddressSanitizer (scripts/test --sanitize) the process starts near 300 MB of shadow
+# and keeps freed blocks in quarantine (up to 256 MB): the bounds widen, the attack (1 GB
+# before the caps) is still caught.
+growth=$((32 << 20)) limit=$((100 << 20))
+if ldd "$TRAINER" 2>/dev/null | grep -q libasan; then growth=$((320 << 20)) limit=$((1 << 40)); fi
+((peak - before < growth)) || fail "the chief grew from $(mb "$before") MB to $(mb "$peak") MB under attack"
+((peak < limit)) || fail "the chief reached $(mb "$peak") MB under attack (limit $(mb "$limit") MB)"
 pass "chief RSS $(mb "$before") MB before, $(mb "$during") MB during the flood, $(mb "$peak") MB at most"
 ((mega == 16)) || fail "$mega of 16 peers declaring 64 MiB were disconnected"
 ((giga == 16)) || fail "$giga of 16 peers declaring 1 GB were disconnected"
