@@ -2,8 +2,8 @@
 
 #include <cctype>
 
-#include "oci/canonical_json.h"
 #include "remote/registry_error.h"
+#include "remote/response.h"
 
 namespace imgtool::remote {
 
@@ -141,12 +141,7 @@ Status Authorizer::FetchToken(HttpClient& http, const Challenge& ch, const std::
   auto resp = http.Send(req, &net);
   if (!resp.ok()) return resp.error().Context("token server");
   if (resp->status != 200) return ErrorFromResponse(*resp, "token server " + realm->second);
-  oci::Json j = oci::Json::parse(resp->body, nullptr, false);
-  std::string token;
-  if (j.is_object()) {
-    token = j.value("token", std::string());
-    if (token.empty()) token = j.value("access_token", std::string());
-  }
+  std::string token = TokenFromReply(resp->body);
   if (token.empty()) return MakeError(ErrorKind::kTransport, "token server " + realm->second + ": no token in reply");
   tokens_[Join(scopes)] = "Authorization: Bearer " + token;
   return Status::Ok();

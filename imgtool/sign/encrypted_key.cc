@@ -10,7 +10,6 @@ namespace imgtool::sign {
 namespace {
 
 constexpr size_t kSaltBytes = 32;
-constexpr uint64_t kMaxN = uint64_t{1} << 20;
 
 Status SodiumReady() {
   if (sodium_init() < 0) return MakeError(ErrorKind::kInternal, "libsodium failed to initialise");
@@ -61,26 +60,41 @@ Result<std::string> SealWithPassword(std::string_view plaintext, std::string_vie
          Base64Encode(sealed) + R"("})";
 }
 
-Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what) {
+Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what,
+                                     const ScryptLimits& limits) {
   IMGTOOL_TRY(SodiumReady());
   auto j = oci::ParseJson(sealed_json, what);
   if (!j.ok()) return j.error();
-  const oci::Json& kdf = j->value("kdf", oci::Json());
-  const oci::Json& cipher = j->value("cipher", oci::Json());
-  if (!kdf.is_object() || kdf.value("name", "") != "scrypt") {
+  if (!j->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": $: want a JSON object");
+  // Members by type, never value(): it throws on a wrong type, and the file is anyone's.
+  auto member = [](const oci::Json& obj, const char* key) -> const oci::Json& {
+    static const oci::Json kAbsent;
+    if (!obj.is_object()) return kAbsent;
+    auto it = obj.find(key);
+    return it != obj.end() ? *it : kAbsent;
+  };
+  auto is = [](const oci::Json& v, std::string_view s) {
+    return v.is_string() && v.get_ref<const std::string&>() == s;
+  };
+  const oci::Json& kdf = member(*j, "kdf");
+  const oci::Json& cipher = member(*j, "cipher");
+  if (!is(member(kdf, "name"), "scrypt")) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.name: want scrypt");
   }
-  if (!cipher.is_object() || cipher.value("name", "") != "nacl/secretbox") {
+  if (!is(member(cipher, "name"), "nacl/secretbox")) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.cipher.name: want nacl/secretbox");
   }
-  const oci::Json& pj = kdf.value("params", oci::Json());
+  const oci::Json& pj = member(kdf, "params");
   auto num = [&](const char* k) -> uint64_t {
-    return pj.is_object() && pj.contains(k) && pj[k].is_number_unsigned() ? pj[k].get<uint64_t>() : 0;
+    const oci::Json& v = member(pj, k);
+    return v.is_number_unsigned() ? v.get<uint64_t>() : 0;
   };
-  ScryptParams p{num("N"), static_cast<uint32_t>(num("r")), static_cast<uint32_t>(num("p"))};
-  if (p.n < 2 || p.n > kMaxN || (p.n & (p.n - 1)) != 0 || p.r < 1 || p.r > 32 || p.p < 1 || p.p > 16) {
+  // Checked before narrowing: r = 2^32 + 1 must not pass as r = 1.
+  uint64_t n = num("N"), r = num("r"), par = num("p");
+  if (n < 2 || n > limits.max_n || (n & (n - 1)) != 0 || r < 1 || r > limits.max_r || par < 1 || par > limits.max_p) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt N/r/p out of range");
   }
+  ScryptParams p{n, static_cast<uint32_t>(r), static_cast<uint32_t>(par)};
   auto salt = B64Field(kdf, "salt", what + ": $.kdf");
   if (!salt.ok()) return salt.error();
   auto nonce = B64Field(cipher, "nonce", what + ": $.cipher");

@@ -23,9 +23,18 @@ struct ScryptParams {
 // The JSON document (the PEM body) sealing `plaintext` under `password`.
 Result<std::string> SealWithPassword(std::string_view plaintext, std::string_view password,
                                      const ScryptParams& params = {});
+// The most scrypt work a key file may ask for: the file names N, r and p, so a hostile
+// one must not be able to ask for more memory (128 * N * r bytes) or time than this.
+// Callers that read only keys they made (tests, the fuzzer) pass lower caps.
+struct ScryptLimits {
+  uint64_t max_n = uint64_t{1} << 20;
+  uint32_t max_r = 32;
+  uint32_t max_p = 16;
+};
+
 // The plaintext; a wrong password (or a damaged file: secretbox cannot tell) is kDenied.
-// Parameters beyond N=2^20, r=32, p=16 are refused: a hostile key file must not be
-// able to ask for gigabytes of memory.
-Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what);
+// Parameters beyond `limits` are kInvalidInput, before any scrypt work.
+Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what,
+                                     const ScryptLimits& limits = {});
 
 }  // namespace imgtool::sign

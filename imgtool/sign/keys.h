@@ -33,7 +33,9 @@ Result<Pkey> ParsePublicKeyPem(std::string_view pem, const std::string& what);
 Result<Pkey> LoadPublicKeyFile(const std::string& path);
 
 Result<std::string> EncryptedPrivateKeyPem(const Pkey& key, std::string_view password, const ScryptParams& params = {});
-Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what);
+// `limits`: the scrypt work the file may ask for (encrypted_key.h).
+Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what,
+                                         const ScryptLimits& limits = {});
 
 // ECDSA/SHA-256, DER-encoded.
 Result<std::string> SignSha256(const Pkey& key, std::string_view message);

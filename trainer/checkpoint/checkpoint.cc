@@ -106,7 +106,13 @@ Result<TrainState> ParseCheckpoint(const std::string& bytes, const RunShape& sha
   got.lr = std::bit_cast<float>(Take<uint32_t>(p));
   uint64_t n = Take<uint64_t>(p);
   Take<uint64_t>(p);
-  if (bytes.size() != 16 + kHeaderBytes + 3 * n * sizeof(float) + 32) return Corrupt(name, "length does not match its header");
+  // n is the file's word: divide instead of multiplying it (3 * n * 4 wraps around for n
+  // near 2^62, and a length check passed by a wrapped product let resize() ask for
+  // exabytes).
+  const uint64_t payload = bytes.size() - (16 + kHeaderBytes + 32);
+  if (payload % (3 * sizeof(float)) != 0 || n != payload / (3 * sizeof(float))) {
+    return Corrupt(name, "length does not match its header");
+  }
   auto mismatch = [&](const char* flag, const std::string& a, const std::string& b) {
     return MakeError(ErrorKind::kInvalidInput, name + ": written by a run with " + flag + " " + a +
                                                    ", this run has " + b + " (use a fresh --checkpoint-dir)");
@@ -121,9 +127,13 @@ Result<TrainState> ParseCheckpoint(const std::string& bytes, const RunShape& sha
   if (std::bit_cast<uint32_t>(got.lr) != std::bit_cast<uint32_t>(shape.lr)) {
     return mismatch("--lr", std::to_string(got.lr), std::to_string(shape.lr));
   }
+  if (shape.param_count != 0 && n != shape.param_count) {
+    return mismatch("a model of", std::to_string(n) + " parameters", std::to_string(shape.param_count));
+  }
   for (auto* v : {&s.params, &s.adam_m, &s.adam_v}) {
     v->resize(n);
-    std::memcpy(v->data(), p, n * sizeof(float));
+    // An empty vector's data() may be null, and memcpy's arguments must never be.
+    if (n > 0) std::memcpy(v->data(), p, n * sizeof(float));
     p += n * sizeof(float);
   }
   return s;

@@ -34,6 +34,9 @@ struct RunShape {
   int32_t shards = 0;
   int32_t train_count = 0;
   float lr = 0;
+  // The parameters the model has; a checkpoint holding another count is refused (its
+  // buffers would not fit the model's). 0: not checked (tests of the format alone).
+  uint64_t param_count = 0;
 };
 
 std::string CheckpointPath(const std::string& dir, int64_t step);

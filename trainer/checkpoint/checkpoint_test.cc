@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "core/atomic_file.h"
+#include "core/sha256.h"
 
 namespace trainer {
 namespace {
@@ -54,6 +56,40 @@ TEST(Checkpoint, DetectsCorruptionAndMismatch) {
   auto r = ParseCheckpoint(bytes, other, "c");
   EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
   EXPECT_EQ(r.error().message, "c: written by a run with --shards 8, this run has 4 (use a fresh --checkpoint-dir)");
+}
+
+// Found by tests/fuzz (fuzz_checkpoint). The parameter count is the file's word: it was
+// multiplied before the length check, so 2^62 parameters wrapped 3 * n * 4 around to 0,
+// passed, and resize() threw (the process ended); and 0 parameters handed memcpy a null
+// pointer. Both need a valid checksum, which anyone who writes the file can compute.
+TEST(Checkpoint, ParameterCountFromTheFileIsChecked) {
+  TrainState none = Make(10);
+  none.params.clear();
+  none.adam_m.clear();
+  none.adam_v.clear();
+  std::string bytes = SerializeCheckpoint(none, kShape);
+  auto zero = ParseCheckpoint(bytes, kShape, "c");
+  ASSERT_TRUE(zero.ok()) << zero.error().message;
+  EXPECT_TRUE(zero->params.empty());
+
+  bytes.resize(bytes.size() - 32);
+  uint64_t n = uint64_t{1} << 62;
+  std::memcpy(bytes.data() + 56, &n, sizeof n);  // param_count, after the 56 header bytes before it
+  Sha256Bytes sum = Sha256(bytes.data(), bytes.size());
+  bytes.append(reinterpret_cast<const char*>(sum.data()), sum.size());
+  auto huge = ParseCheckpoint(bytes, kShape, "c");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().kind, ErrorKind::kIntegrity);
+  EXPECT_EQ(huge.error().message, "c: length does not match its header");
+
+  // A count that is not the model's would not fit its buffers.
+  RunShape model = kShape;
+  model.param_count = 101770;
+  auto other = ParseCheckpoint(SerializeCheckpoint(Make(10), kShape), model, "c");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(other.error().message,
+            "c: written by a run with a model of 3 parameters, this run has 101770 (use a fresh --checkpoint-dir)");
 }
 
 TEST(Checkpoint, NewestValidWinsAndOldOnesArePruned) {

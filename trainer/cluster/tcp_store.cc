@@ -70,14 +70,40 @@ bool ReadAll(int fd, void* data, size_t n) {
   return true;
 }
 
-bool ReadString(int fd, std::string* out) {
-  uint8_t len[4];
-  if (!ReadAll(fd, len, 4)) return false;
-  uint32_t n = GetU32(len);
-  if (n > kMaxValue) return false;
-  out->resize(n);
-  return n == 0 || ReadAll(fd, out->data(), n);
+}  // namespace
+
+std::optional<StoreRequest> ReadStoreRequest(const std::function<bool(void* data, size_t n)>& read) {
+  auto read_string = [&](std::string* out) {
+    uint8_t len[4];
+    if (!read(len, 4)) return false;
+    uint32_t n = GetU32(len);
+    if (n > kMaxValue) return false;
+    out->resize(n);
+    return n == 0 || read(out->data(), n);
+  };
+  StoreRequest req;
+  if (!read(&req.op, 1)) return std::nullopt;
+  if (req.op == kWait) {
+    uint8_t word[4];
+    if (!read(word, 4)) return std::nullopt;
+    uint32_t count = GetU32(word);
+    if (count > kMaxWaitKeys) return std::nullopt;
+    req.keys.resize(count);
+    for (auto& k : req.keys) {
+      if (!read_string(&k)) return std::nullopt;
+    }
+    if (!read(word, 4)) return std::nullopt;
+    req.timeout_ms = GetU32(word);
+    return req;
+  }
+  if (req.op != kSet && req.op != kGet && req.op != kCheck) return std::nullopt;  // unknown op: drop the peer
+  req.keys.resize(1);
+  if (!read_string(&req.keys[0])) return std::nullopt;
+  if (req.op == kSet && !read_string(&req.value)) return std::nullopt;
+  return req;
 }
+
+namespace {
 
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
@@ -186,44 +212,27 @@ void TcpStoreServer::Serve(int fd) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   for (;;) {
-    uint8_t op;
-    std::string key, value;
-    if (!ReadAll(fd, &op, 1)) break;
+    auto req = ReadStoreRequest([fd](void* data, size_t n) { return ReadAll(fd, data, n); });
+    if (!req) break;
     std::string reply;
-    if (op == kWait) {
-      uint8_t word[4];
-      if (!ReadAll(fd, word, 4)) break;
-      uint32_t count = GetU32(word);
-      if (count > kMaxWaitKeys) break;
-      std::vector<std::string> keys(count);
-      bool read = true;
-      for (auto& k : keys) read = read && ReadString(fd, &k);
-      if (!read || !ReadAll(fd, word, 4)) break;
-      reply = AwaitKeys(keys, std::chrono::milliseconds(GetU32(word)));
-      if (reply.size() != keys.size()) break;  // stopping: close instead of replying
-      if (!WriteAll(fd, reply.data(), reply.size())) break;
-      continue;
-    }
-    if (!ReadString(fd, &key)) break;
-    if (op == kSet) {
-      if (!ReadString(fd, &value)) break;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        data_[key] = value;
-        auto [first, last] = waiters_.equal_range(key);
-        for (auto it = first; it != last; ++it) it->second->notify_one();
-      }
-      reply.push_back(0);
-    } else if (op == kGet || op == kCheck) {
+    if (req->op == kWait) {
+      reply = AwaitKeys(req->keys, std::chrono::milliseconds(req->timeout_ms));
+      if (reply.size() != req->keys.size()) break;  // stopping: close instead of replying
+    } else if (req->op == kSet) {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = data_.find(key);
+      const std::string& key = req->keys[0];
+      data_[key] = std::move(req->value);
+      auto [first, last] = waiters_.equal_range(key);
+      for (auto it = first; it != last; ++it) it->second->notify_one();
+      reply.push_back(0);
+    } else {  // GET, CHECK
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = data_.find(req->keys[0]);
       reply.push_back(it != data_.end() ? 1 : 0);
-      if (op == kGet && it != data_.end()) {
+      if (req->op == kGet && it != data_.end()) {
         PutU32(&reply, static_cast<uint32_t>(it->second.size()));
         reply += it->second;
       }
-    } else {
-      break;  // unknown op: drop the peer
     }
     if (!WriteAll(fd, reply.data(), reply.size())) break;
   }

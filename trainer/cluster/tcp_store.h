@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,20 @@
 #include "core/result.h"
 
 namespace trainer {
+
+// One request as the server reads it off a connection: apart from the socket so that
+// the parser is a unit test and a fuzz target (tests/fuzz), since any peer that reaches
+// the chief's port can send these bytes.
+struct StoreRequest {
+  uint8_t op = 0;                 // 1 SET, 2 GET, 3 CHECK, 4 WAIT
+  std::vector<std::string> keys;  // one; WAIT: count of them
+  std::string value;              // SET
+  uint32_t timeout_ms = 0;        // WAIT
+};
+// Reads one request through `read`, which fills exactly n bytes or returns false (the
+// peer is gone). nullopt when the peer is gone, the op is unknown or a length is beyond
+// the server's bounds: the server then drops the connection.
+std::optional<StoreRequest> ReadStoreRequest(const std::function<bool(void* data, size_t n)>& read);
 
 class TcpStoreServer {
  public:

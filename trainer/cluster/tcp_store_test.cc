@@ -3,13 +3,65 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace trainer {
 
 using std::chrono::milliseconds;
+
+// The server's request parser alone (what the store_request fuzz target reads): a
+// connection's bytes in, one request out, nothing for a truncated request, an unknown op
+// or a length beyond the bounds.
+TEST(StoreRequest, ReadsEachOpAndRefusesGarbage) {
+  auto parse = [](const std::string& bytes) {
+    size_t at = 0;
+    std::vector<StoreRequest> out;
+    auto read = [&](void* data, size_t n) {
+      if (n > bytes.size() - at) return false;
+      std::memcpy(data, bytes.data() + at, n);
+      at += n;
+      return true;
+    };
+    while (auto r = ReadStoreRequest(read)) out.push_back(*r);
+    return out;
+  };
+  // Request bytes, appended piece by piece (little-endian host).
+  struct Wire {
+    std::string b;
+    Wire& Op(uint8_t op) {
+      b.push_back(static_cast<char>(op));
+      return *this;
+    }
+    Wire& U32(uint32_t v) {
+      b.append(reinterpret_cast<const char*>(&v), 4);
+      return *this;
+    }
+    Wire& Str(const std::string& s) {
+      U32(static_cast<uint32_t>(s.size()));
+      b += s;
+      return *this;
+    }
+  };
+  Wire w;
+  w.Op(1).Str("k").Str("vv").Op(2).Str("k").Op(4).U32(2).Str("a").Str("b").U32(250);
+  auto reqs = parse(w.b);
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].op, 1);
+  EXPECT_EQ(reqs[0].keys, std::vector<std::string>{"k"});
+  EXPECT_EQ(reqs[0].value, "vv");
+  EXPECT_EQ(reqs[1].op, 2);
+  EXPECT_EQ(reqs[2].keys, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(reqs[2].timeout_ms, 250u);
+  EXPECT_TRUE(parse(Wire().Op(9).Str("k").b).empty());  // unknown op
+  Wire short_value = Wire().Op(1).Str("k").U32(5);
+  short_value.b += "v";
+  EXPECT_TRUE(parse(short_value.b).empty());                   // 1 byte of a 5-byte value
+  EXPECT_TRUE(parse(Wire().Op(1).U32(0xffffffff).b).empty());  // beyond the value bound
+}
 
 TEST(TcpStore, SetGetCheckWait) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);

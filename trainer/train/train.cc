@@ -115,7 +115,7 @@ Result<TrainSummary> Train(const TrainConfig& cfg, const Dataset& data, Comm& co
   int64_t total_steps = static_cast<int64_t>(cfg.epochs) * steps_per_epoch;
   if (cfg.max_steps > 0 && cfg.max_steps < total_steps) total_steps = cfg.max_steps;
   const bool chief = comm.rank() == 0;
-  const RunShape run_shape{cfg.global_batch, cfg.shards, data.train.count, cfg.lr};
+  const RunShape run_shape{cfg.global_batch, cfg.shards, data.train.count, cfg.lr, MlpLayout::kCount};
 
   TrainState state;
   state.seed = cfg.seed;
