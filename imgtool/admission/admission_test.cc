@@ -510,6 +510,9 @@ TEST(ReviewDeadline, RegistryThatAcceptsAndStallsIsDeniedInTime) {
             images[i] + ": no answer from the registry within 1 s";
   }
   EXPECT_EQ(msg, want);
+  // The checks end at the registry client's 3 s timeouts; the process must not exit first.
+  EXPECT_TRUE(checker.WaitForRegistryWork(std::chrono::seconds(10)));
+  EXPECT_EQ(checker.RegistryWorkRunning(), 0u);
 }
 
 TEST(ReviewDeadline, RegistryWorkBeyondTheCapWaitsUntilTheDeadline) {
@@ -530,6 +533,7 @@ TEST(ReviewDeadline, RegistryWorkBeyondTheCapWaitsUntilTheDeadline) {
                                   ": registry checks at capacity until the deadline (10 at once, 5 per registry)";
     EXPECT_NE(msg.find(why), std::string::npos) << why << "\nin: " << msg;
   }
+  EXPECT_TRUE(checker.WaitForRegistryWork(std::chrono::seconds(10)));
 }
 
 TEST(WorkLimit, CapsComputationsInAllAndPerGroup) {

@@ -59,6 +59,11 @@ class WorkLimit {
     std::unique_lock<std::mutex> lock(mu_);
     return room_.wait_until(lock, deadline, [&] { return HasRoom(group); });
   }
+  // Until nothing runs (true) or `deadline` passes (false).
+  bool WaitIdle(TimePoint deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return room_.wait_until(lock, deadline, [&] { return running_ == 0; });
+  }
   size_t running() const {
     std::lock_guard<std::mutex> lock(mu_);
     return running_;

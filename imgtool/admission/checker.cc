@@ -127,6 +127,12 @@ RegistryImageChecker::RegistryImageChecker(policy::Policy policy, remote::Regist
                                            CheckerOptions options)
     : s_(std::make_shared<State>(std::move(policy), std::move(registry), options)) {}
 
+bool RegistryImageChecker::WaitForRegistryWork(std::chrono::milliseconds within) {
+  return s_->limit->WaitIdle(std::chrono::steady_clock::now() + within);
+}
+
+size_t RegistryImageChecker::RegistryWorkRunning() const { return s_->limit->running(); }
+
 CheckStarter RegistryImageChecker::AsStarter() {
   return [this](const std::string& image, bool pin) { return Start(image, pin); };
 }

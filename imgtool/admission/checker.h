@@ -43,6 +43,12 @@ class RegistryImageChecker {
   // For the server's wiring: a std::function view of Start.
   CheckStarter AsStarter();
 
+  // Waits until no registry work runs (true) or `within` passes (false). The work runs on
+  // threads of its own that outlive reviews; a process must not exit while they are inside
+  // the registry client, whose TLS state exit() frees under them (SIGSEGV at exit).
+  bool WaitForRegistryWork(std::chrono::milliseconds within);
+  size_t RegistryWorkRunning() const;
+
   // Shared with the computations, which may outlive the checker.
   struct State;
 

@@ -2,6 +2,8 @@
 // -> every image of the pod spec -> tag resolved to a digest (registry) -> facts (cached by
 // digest) -> the policy evaluator -> allowed, or denied with every violation. The logic
 // lives in imgtool/admission; this file maps flags onto it.
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 
@@ -87,8 +89,16 @@ int RunServe(const ServeFlags& f) {
     std::cerr << "imgtool admission: listening on https://" << so.host << ":" << so.port << " (/validate"
               << (so.mutate ? ", /mutate" : "") << ", /healthz)" << std::endl;
   });
-  if (!st.ok()) return Fail(st.error());
-  return 0;
+  // Checks of a silent registry may still run (each ends within --registry-timeout). Give
+  // them a moment; past it, leave without exit()'s cleanup, which would free OpenSSL's
+  // state under their TLS connections and turn a clean stop into a SIGSEGV.
+  int code = st.ok() ? 0 : Fail(st.error());
+  if (!checker.WaitForRegistryWork(std::chrono::seconds(2))) {
+    std::cerr << "imgtool admission: " << checker.RegistryWorkRunning()
+              << " registry check(s) still running at exit; not waiting for them" << std::endl;
+    std::quick_exit(code);
+  }
+  return code;
 }
 
 }  // namespace

@@ -59,6 +59,11 @@ Result<Json> ParseJson(std::string_view bytes, const std::string& what) {
     return MakeError(ErrorKind::kInvalidInput,
                      what + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
                          std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+  } catch (const Json::exception& e) {
+    // Well-formed text nlohmann still refuses, with another exception type: a number
+    // beyond a double ("1e400" is out_of_range 406, "number overflow parsing ...").
+    std::string why = e.what();
+    return MakeError(ErrorKind::kInvalidInput, what + ": malformed JSON: " + why.substr(why.find(']') + 2));
   }
 }
 

@@ -31,6 +31,16 @@ TEST(ParseJson, NamesTheByteOfASyntaxError) {
   EXPECT_EQ(r.error().message.rfind("spec.json: malformed JSON at byte 7: ", 0), 0u) << r.error().message;
 }
 
+// Found by tests/fuzz (fuzz_json): nlohmann throws out_of_range, not parse_error, for a
+// number no double holds, and that escaped ParseJson and ended the process.
+TEST(ParseJson, NumberOverflowIsAnError) {
+  auto r = ParseJson("[1, 1e400]", "doc");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(r.error().message, "doc: malformed JSON: number overflow parsing '1e400'");
+  EXPECT_FALSE(ParseJson("{\"a\": -145e7777777777777777777777777}", "doc").ok());
+}
+
 TEST(ParseJson, RefusesDuplicateKeysAtAnyDepth) {
   EXPECT_EQ(ParseJson(R"({"a":{"b":1,"b":2}})", "doc").error().message, "doc: duplicate key \"b\"");
   EXPECT_TRUE(ParseJson(R"({"a":{"b":1},"c":{"b":2}})", "doc").ok());

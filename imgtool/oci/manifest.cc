@@ -8,6 +8,13 @@ namespace imgtool::oci {
 
 namespace {
 
+// Members are read by type throughout: nlohmann's value() throws when a member has
+// another type ("schemaVersion": "2"), and these bytes are any registry's or layout's.
+bool SchemaVersion2(const Json& j) {
+  auto v = j.find("schemaVersion");
+  return v != j.end() && v->is_number() && *v == 2;
+}
+
 Error Bad(const std::string& where, const std::string& why) {
   return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
 }
@@ -110,8 +117,9 @@ Result<Descriptor> DescriptorFromJson(const Json& j, const std::string& where) {
     if (!p.is_object() || !p.value("os", Json()).is_string() || !p.value("architecture", Json()).is_string()) {
       return Bad(where + ".platform", "want os and architecture strings");
     }
+    if (p.contains("variant") && !p["variant"].is_string()) return Bad(where + ".platform.variant", "want a string");
     d.platform = Platform{p["os"].get<std::string>(), p["architecture"].get<std::string>(),
-                          p.value("variant", std::string())};
+                          p.contains("variant") ? p["variant"].get<std::string>() : std::string()};
   }
   return d;
 }
@@ -132,10 +140,13 @@ Result<Manifest> ParseManifest(std::string_view raw, const std::string& what) {
   if (!parsed.ok()) return parsed.error();
   const Json& j = *parsed;
   if (!j.is_object()) return Bad(what, "want a JSON object");
-  if (j.value("schemaVersion", 0) != 2) return Bad(what, "schemaVersion must be 2");
+  if (!SchemaVersion2(j)) return Bad(what, "schemaVersion must be 2");
   Manifest m;
   // Some writers (umoci) omit the optional top-level mediaType.
-  m.media_type = j.value("mediaType", std::string(kMediaTypeManifest));
+  if (j.contains("mediaType") && !j["mediaType"].is_string()) {
+    return Bad(what, "not an image manifest: mediaType " + j["mediaType"].dump());
+  }
+  m.media_type = j.contains("mediaType") ? j["mediaType"].get<std::string>() : std::string(kMediaTypeManifest);
   if (!IsManifestMediaType(m.media_type)) return Bad(what, "not an image manifest: " + m.media_type);
   if (!j.contains("config")) return Bad(what, "config missing");
   auto config = DescriptorFromJson(j["config"], what + ": $.config");
@@ -170,7 +181,7 @@ Result<Index> ParseIndex(std::string_view raw, const std::string& what) {
   auto parsed = ParseJson(raw, what);
   if (!parsed.ok()) return parsed.error();
   const Json& j = *parsed;
-  if (!j.is_object() || j.value("schemaVersion", 0) != 2) return Bad(what, "not an image index (schemaVersion 2)");
+  if (!j.is_object() || !SchemaVersion2(j)) return Bad(what, "not an image index (schemaVersion 2)");
   if (!j.contains("manifests") || !j["manifests"].is_array()) return Bad(what, "manifests missing");
   Index index;
   // index.json of a layout usually has no mediaType; Docker's manifest list is an index too.

@@ -49,6 +49,27 @@ TEST(Manifest, ErrorsNameTheJsonPath) {
   EXPECT_EQ(neg.error().message, "m: $.config: size missing or negative");
 }
 
+// Found by tests/fuzz (fuzz_manifest, with the type-changing dictionary entries): the
+// schemaVersion, mediaType and platform variant were read with value(), which throws
+// when the member has another type; any registry or layout could end the process.
+TEST(Manifest, MembersOfAnotherTypeAreErrors) {
+  EXPECT_EQ(ParseManifest(R"({"schemaVersion":"2"})", "m").error().message, "m: schemaVersion must be 2");
+  EXPECT_EQ(ParseManifest(R"({"schemaVersion":2,"mediaType":[1]})", "m").error().message,
+            "m: not an image manifest: mediaType [1]");
+  EXPECT_EQ(ParseIndex(R"({"schemaVersion":{}})", "i").error().message, "i: not an image index (schemaVersion 2)");
+  Index idx;
+  Descriptor d = Desc(kMediaTypeManifest, "m");
+  d.platform = Platform{"linux", "arm64", "v8"};
+  idx.manifests.push_back(d);
+  std::string raw = *SerializeIndex(idx);
+  raw.replace(raw.find("\"v8\""), 4, "8");
+  EXPECT_EQ(ParseIndex(raw, "i").error().message, "i: $.manifests[0].platform.variant: want a string");
+  EXPECT_TRUE(ParseManifest(R"({"schemaVersion":2.0,"config":{"mediaType":"x","digest":")" + Digest::Of("").str() +
+                                R"(","size":0},"layers":[]})",
+                            "m")
+                  .ok());
+}
+
 TEST(Index, KeepsAnnotationsAndPlatform) {
   Index idx;
   Descriptor d = Desc(kMediaTypeManifest, "m");

@@ -29,7 +29,7 @@ Result<std::string> ReadMemberBytes(struct archive* a, const std::string& name, 
   char buf[8192];
   for (;;) {
     la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-    if (n < 0) return Invalid(name + ": " + archive_error_string(a));
+    if (n < 0) return Invalid(name + ": " + internal::ArchiveError(a));
     if (n == 0) return out;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max) return Invalid(name + ": larger than " + std::to_string(max) + " bytes");

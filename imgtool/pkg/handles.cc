@@ -30,4 +30,9 @@ std::string Md5::FinishHex() {
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+std::string ArchiveError(struct archive* a, const char* fallback) {
+  const char* msg = archive_error_string(a);
+  return msg != nullptr ? msg : fallback;
+}
+
 }  // namespace imgtool::pkg::internal

@@ -42,4 +42,8 @@ class Md5 {
 
 std::string Quote(std::string_view s);  // "\"" + s + "\"", for messages
 
+// libarchive's last error for `a`, or `fallback`: a failed call does not always set one
+// (archive_error_string is then NULL, which must never reach a std::string).
+std::string ArchiveError(struct archive* a, const char* fallback = "unknown libarchive error");
+
 }  // namespace imgtool::pkg::internal

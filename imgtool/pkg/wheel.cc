@@ -11,6 +11,7 @@
 #include <map>
 
 #include "fs/atomic_file.h"
+#include "pkg/handles.h"
 #include "pkg/package.h"
 #include "pkg/safe_extract.h"
 #include "pkg/wheel_internal.h"
@@ -66,7 +67,7 @@ class ZipUnpacker {
     uint64_t size = 0;
     for (;;) {
       la_ssize_t n = archive_read_data(a, buf.data(), buf.size());
-      if (n < 0) return Invalid(path, std::string("reading data: ") + archive_error_string(a));
+      if (n < 0) return Invalid(path, "reading data: " + internal::ArchiveError(a));
       if (n == 0) break;
       size += static_cast<uint64_t>(n);
       total_ += static_cast<uint64_t>(n);
@@ -117,7 +118,7 @@ Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& st
   archive_read_support_format_zip_seekable(zip.get());
   if (archive_read_open_filename(zip.get(), wheel_path.c_str(), 1 << 16) != ARCHIVE_OK) {
     if (!fs::Exists(wheel_path)) return MakeError(ErrorKind::kNotFound, "no such file");
-    return MakeError(ErrorKind::kInvalidInput, std::string("not a zip archive: ") + archive_error_string(zip.get()));
+    return MakeError(ErrorKind::kInvalidInput, "not a zip archive: " + internal::ArchiveError(zip.get()));
   }
   auto tree = internal::StagingTree::Open(staging, /*implicit_parents=*/true);
   if (!tree.ok()) return tree.error();
@@ -126,7 +127,8 @@ Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& st
     struct archive_entry* e = nullptr;
     int r = archive_read_next_header(zip.get(), &e);
     if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) return MakeError(ErrorKind::kInvalidInput, archive_error_string(zip.get()));
+    if (r < ARCHIVE_WARN)
+      return MakeError(ErrorKind::kInvalidInput, internal::ArchiveError(zip.get(), "corrupt zip archive"));
     IMGTOOL_TRY(unpacker.Entry(zip.get(), e));
   }
   IMGTOOL_TRY(tree->Finish());

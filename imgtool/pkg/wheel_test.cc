@@ -142,5 +142,21 @@ TEST_F(WheelTest, SizeLimit) {
       << wheel.error().message;
 }
 
+// Found by tests/fuzz (fuzz_wheel): libarchive can fail on a zip (here, two
+// end-of-central-directory records in 46 bytes) without setting an error message; the
+// NULL it returned then reached std::string and ended the process.
+TEST_F(WheelTest, FailureWithoutALibarchiveMessage) {
+  static const unsigned char kZip[] = {0x14, 0x00, 0x65, 0x6c, 0x6c, 0x00, 0x00, 0x01, 0x00, 0x00, 0x44, 0x50,
+                                       0x4b, 0x05, 0x06, 0x00, 0x4e, 0x61, 0x6d, 0x65, 0x00, 0x00, 0x00, 0x44,
+                                       0x50, 0x4b, 0x05, 0x06, 0x00, 0x00, 0x00, 0x00, 0x06, 0x00, 0x06, 0x00,
+                                       0xab, 0xff, 0xff, 0xff, 0x6d, 0x00, 0x00, 0x00, 0x00, 0x00};
+  std::string whl = tmp_.path() + "/two-eocd.whl";
+  Write(whl, std::string(reinterpret_cast<const char*>(kZip), sizeof kZip));
+  auto wheel = Unpack(whl);
+  ASSERT_FALSE(wheel.ok());
+  EXPECT_EQ(wheel.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(wheel.error().message, whl + ": corrupt zip archive");
+}
+
 }  // namespace
 }  // namespace imgtool::pkg

@@ -2,9 +2,9 @@
 
 #include <cctype>
 
-#include "oci/canonical_json.h"
 #include "ref/url.h"
 #include "remote/registry_error.h"
+#include "remote/response.h"
 
 namespace imgtool::remote {
 
@@ -143,12 +143,7 @@ Status Authorizer::FetchToken(HttpClient& http, const Challenge& ch, const std::
   if (!resp.ok()) return resp.error().Context("token server");
   const std::string server = "token server " + ref::WithoutUserinfo(realm->second);
   if (resp->status != 200) return ErrorFromResponse(*resp, server);
-  oci::Json j = oci::Json::parse(resp->body, nullptr, false);
-  std::string token;
-  if (j.is_object()) {
-    token = j.value("token", std::string());
-    if (token.empty()) token = j.value("access_token", std::string());
-  }
+  std::string token = TokenFromReply(resp->body);
   if (token.empty()) return MakeError(ErrorKind::kTransport, server + ": no token in reply");
   tokens_[Join(scopes)] = "Authorization: Bearer " + token;
   return Status::Ok();

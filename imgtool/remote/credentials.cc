@@ -42,12 +42,16 @@ std::string StringField(const oci::Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+Result<oci::Json> AuthJson(std::string_view raw, const std::string& path) {
+  oci::Json j = oci::Json::parse(raw, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return MakeError(ErrorKind::kInvalidInput, path + ": not a JSON object");
+  return j;
+}
+
 Result<oci::Json> ReadAuthFile(const std::string& path) {
   auto raw = fs::ReadSmallFile(path, 1 << 20);
   if (!raw.ok()) return raw.error();
-  oci::Json j = oci::Json::parse(*raw, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return MakeError(ErrorKind::kInvalidInput, path + ": not a JSON object");
-  return j;
+  return AuthJson(*raw, path);
 }
 
 Status WriteAuthFile(const std::string& path, const oci::Json& j) {
@@ -127,13 +131,24 @@ Result<std::optional<Credentials>> FindInAuths(const oci::Json& j, const std::st
   return std::optional<Credentials>();
 }
 
-Result<std::optional<Credentials>> FromFile(const oci::Json& j, const std::string& path, const std::string& host) {
+Result<AuthFileEntry> EntryFor(const oci::Json& j, const std::string& path, const std::string& host) {
   auto helper = HelperIn(j, path, host);
   if (!helper.ok()) return helper.error();
-  if (helper->name.empty()) return FindInAuths(j, path, host);
-  auto c = HelperGet(helper->name, ServerKey(host));
-  if (!c.ok()) return c.error().Context("credentials for " + host + " (" + helper->field + " in " + path + ")");
-  if (c->has_value()) (*c)->source = HelperProgram(helper->name);
+  AuthFileEntry e{helper->name, helper->field, std::nullopt};
+  if (!e.helper.empty()) return e;
+  auto c = FindInAuths(j, path, host);
+  if (!c.ok()) return c.error();
+  e.credentials = std::move(*c);
+  return e;
+}
+
+Result<std::optional<Credentials>> FromFile(const oci::Json& j, const std::string& path, const std::string& host) {
+  auto e = EntryFor(j, path, host);
+  if (!e.ok()) return e.error();
+  if (e->helper.empty()) return std::move(e->credentials);
+  auto c = HelperGet(e->helper, ServerKey(host));
+  if (!c.ok()) return c.error().Context("credentials for " + host + " (" + e->helper_field + " in " + path + ")");
+  if (c->has_value()) (*c)->source = HelperProgram(e->helper);
   return c;
 }
 
@@ -215,6 +230,12 @@ Result<std::optional<Credentials>> LookupCredentials(const std::string& host, co
     if (!c.ok() || c->has_value()) return c;
   }
   return std::optional<Credentials>();
+}
+
+Result<AuthFileEntry> ParseAuthFile(std::string_view raw, const std::string& path, const std::string& host) {
+  auto j = AuthJson(raw, path);
+  if (!j.ok()) return j.error();
+  return EntryFor(*j, path, host);
 }
 
 Result<std::string> ConfiguredHelper(const std::string& path, const std::string& host) {

@@ -61,6 +61,16 @@ std::string LoginAuthFile(const AuthOptions& opts);
 // naming it (a silent fallback to anonymous would hide the mistake behind a 401).
 Result<std::optional<Credentials>> LookupCredentials(const std::string& host, const AuthOptions& opts);
 
+// What one auth file (its bytes, `raw`; `path` names it in errors) says for `host`,
+// without running anything: the helper it configures, else the credentials in its
+// auths. The file's part of LookupCredentials, apart so it can be tested and fuzzed.
+struct AuthFileEntry {
+  std::string helper;                      // credHelpers[HOST], else credsStore; "" when none
+  std::string helper_field;                // "credHelpers" or "credsStore", for messages
+  std::optional<Credentials> credentials;  // from auths, when no helper is configured
+};
+Result<AuthFileEntry> ParseAuthFile(std::string_view raw, const std::string& path, const std::string& host);
+
 // The helper `path` configures for `host` (credHelpers, else credsStore); "" when none
 // or when the file does not exist.
 Result<std::string> ConfiguredHelper(const std::string& path, const std::string& host);

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "fs/atomic_file.h"
-#include "oci/canonical_json.h"
 #include "ref/docker_name.h"
 #include "ref/url.h"
 #include "remote/registry_error.h"
+#include "remote/response.h"
 
 namespace imgtool::remote {
 
@@ -51,17 +51,6 @@ TlsOptions TlsFromCertDir(const std::string& dir, bool verify) {
     }
   }
   return t;
-}
-
-std::string MediaTypeOf(const std::string& bytes, const std::string& content_type) {
-  oci::Json j = oci::Json::parse(bytes, nullptr, false);
-  if (j.is_object() && j.contains("mediaType") && j["mediaType"].is_string()) return j["mediaType"].get<std::string>();
-  // Without mediaType: an index has "manifests", an image "config" (image-spec allows both).
-  if (j.is_object() && j.contains("manifests")) return "application/vnd.oci.image.index.v1+json";
-  if (!content_type.empty() && content_type.find("json") != std::string::npos) {
-    return content_type.substr(0, content_type.find(';'));
-  }
-  return "application/vnd.oci.image.manifest.v1+json";
 }
 
 }  // namespace
@@ -215,8 +204,7 @@ Result<std::optional<int64_t>> Registry::HeadBlob(const std::string& repo, const
   if (!resp.ok()) return resp.error();
   if (resp->status == 404) return std::optional<int64_t>();
   if (resp->status != 200) return ErrorFromResponse(*resp, what);
-  std::string len = resp->Header("content-length");
-  return std::optional<int64_t>(len.empty() ? -1 : std::stoll(len));
+  return std::optional<int64_t>(ContentLength(resp->Header("content-length")));
 }
 
 Result<RawManifest> Registry::GetManifest(const std::string& repo, const std::string& ref) {
@@ -231,7 +219,7 @@ Result<RawManifest> Registry::GetManifest(const std::string& repo, const std::st
   RawManifest m;
   m.bytes = std::move(resp->body);
   m.digest = oci::Digest::Of(m.bytes);
-  m.media_type = MediaTypeOf(m.bytes, resp->Header("content-type"));
+  m.media_type = ManifestMediaType(m.bytes, resp->Header("content-type"));
   if (ref.rfind("sha256:", 0) == 0 && m.digest.str() != ref) {
     return MakeError(ErrorKind::kIntegrity, what + ": content hashes to " + m.digest.str());
   }
@@ -284,20 +272,8 @@ Result<std::vector<std::string>> Registry::ListTags(const std::string& repo) {
     auto resp = Do(req, {RepoScope(repo, false)}, "listing tags of " + host_ + "/" + repo);
     if (!resp.ok()) return resp.error();
     if (resp->status != 200) return ErrorFromResponse(*resp, "listing tags of " + host_ + "/" + repo);
-    oci::Json j = oci::Json::parse(resp->body, nullptr, false);
-    if (j.is_object() && j.contains("tags") && j["tags"].is_array()) {
-      for (const auto& t : j["tags"]) {
-        if (t.is_string()) tags.push_back(t.get<std::string>());
-      }
-    }
-    // Link: </v2/repo/tags/list?last=x&n=y>; rel="next"
-    std::string link = resp->Header("link");
-    url.clear();
-    auto lt = link.find('<'), gt = link.find('>');
-    if (lt != std::string::npos && gt != std::string::npos && link.find("rel=\"next\"") != std::string::npos) {
-      std::string next = link.substr(lt + 1, gt - lt - 1);
-      url = next.rfind("http", 0) == 0 ? next : base_url() + next;
-    }
+    for (auto& t : TagsFromBody(resp->body)) tags.push_back(std::move(t));
+    url = NextPageUrl(resp->Header("link"), base_url());
   }
   std::sort(tags.begin(), tags.end());
   return tags;

@@ -14,6 +14,7 @@
 #include "remote/fake_server.h"
 #include "remote/registry.h"
 #include "remote/registry_error.h"
+#include "remote/response.h"
 #include "remote/upload.h"
 
 namespace imgtool::remote {
@@ -96,6 +97,68 @@ TEST(RegistryError, DescribesErrorBodies) {
   EXPECT_FALSE(IsTemporaryStatus(404));
 }
 
+// The file's part of LookupCredentials, without running a helper: what the auth_file fuzz
+// target reads.
+TEST(Credentials, ParseAuthFileSaysHelperOrCredentials) {
+  auto helper = ParseAuthFile(R"({"credHelpers":{"reg:5000":"pass"},"credsStore":"desktop"})", "a.json", "reg:5000");
+  ASSERT_TRUE(helper.ok());
+  EXPECT_EQ(helper->helper, "pass");
+  EXPECT_EQ(helper->helper_field, "credHelpers");
+  EXPECT_FALSE(helper->credentials.has_value());
+  auto auths = ParseAuthFile(R"({"auths":{"reg:5000":{"auth":"YWxpY2U6czNjcmV0"}}})", "a.json", "reg:5000");
+  ASSERT_TRUE(auths.ok());
+  EXPECT_EQ(auths->helper, "");
+  ASSERT_TRUE(auths->credentials.has_value());
+  EXPECT_EQ(auths->credentials->username, "alice");
+  EXPECT_EQ(ParseAuthFile("[1]", "a.json", "reg").error().message, "a.json: not a JSON object");
+  EXPECT_EQ(ParseAuthFile(R"({"credsStore":1})", "a.json", "reg").error().message,
+            "a.json: credsStore: want a helper name");
+}
+
+TEST(Response, TagListPages) {
+  EXPECT_EQ(NextPageUrl("</v2/a/b/tags/list?last=v2&n=2>; rel=\"next\"", "https://h:5000"),
+            "https://h:5000/v2/a/b/tags/list?last=v2&n=2");
+  EXPECT_EQ(NextPageUrl("<https://other/v2/x>; rel=\"next\"", "https://h"), "https://other/v2/x");
+  EXPECT_EQ(NextPageUrl("</v2/a/b/tags/list?last=v2>; rel=\"prev\"", "https://h"), "");
+  EXPECT_EQ(NextPageUrl("", "https://h"), "");
+  EXPECT_EQ(TagsFromBody(R"({"name":"a/b","tags":["v1",null,2,"v2"]})"), (std::vector<std::string>{"v1", "v2"}));
+  EXPECT_TRUE(TagsFromBody("not json").empty());
+}
+
+TEST(Response, UploadLocationAndRange) {
+  EXPECT_EQ(AbsoluteLocation("https://h", "/v2/a/blobs/uploads/u?_state=s"), "https://h/v2/a/blobs/uploads/u?_state=s");
+  EXPECT_EQ(AbsoluteLocation("https://h", "http://o/u"), "http://o/u");
+  EXPECT_EQ(ResumeOffset("0-1048575"), 1048576u);
+  EXPECT_EQ(ResumeOffset("0-0"), 0u);
+  EXPECT_EQ(ResumeOffset(""), 0u);
+  EXPECT_EQ(ResumeOffset("bytes"), 0u);
+}
+
+// Found by tests/fuzz (fuzz_registry_response): HEAD's Content-Length went through
+// std::stoll, which throws on a value that is not a number or does not fit, and the
+// exception ended the process. Such a value now means "size unknown", as a missing one.
+TEST(Response, ContentLengthNeverThrows) {
+  EXPECT_EQ(ContentLength("1234"), 1234);
+  EXPECT_EQ(ContentLength(""), -1);
+  EXPECT_EQ(ContentLength("abc"), -1);
+  EXPECT_EQ(ContentLength("12abc"), -1);
+  EXPECT_EQ(ContentLength("-5"), -1);
+  EXPECT_EQ(ContentLength("99999999999999999999999"), -1);
+}
+
+// Found with tests/fuzz (fuzz_registry_response): nlohmann's value() throws when the
+// member has another type, so {"token": 1} from a token server, or an error body with a
+// numeric code, ended the process instead of being "no token" or a bare status.
+TEST(Response, WrongTypesInServerJsonAreIgnored) {
+  EXPECT_EQ(TokenFromReply(R"({"token":1,"access_token":"t"})"), "t");
+  EXPECT_EQ(TokenFromReply(R"({"token":{"a":1}})"), "");
+  EXPECT_EQ(TokenFromReply("[1]"), "");
+  HttpResponse resp;
+  resp.status = 401;
+  resp.body = R"({"errors":[{"code":1,"message":["x"]},{"code":"DENIED","message":"no"}]})";
+  EXPECT_EQ(DescribeResponse(resp), "401 DENIED: no");
+}
+
 TEST(Upload, SessionsSaveAndLoad) {
   auto tmp = fs::TempDir::Create("remote-test-");
   ASSERT_TRUE(tmp.ok());
@@ -108,6 +171,12 @@ TEST(Upload, SessionsSaveAndLoad) {
   ASSERT_TRUE(s.ok() && s->has_value());
   EXPECT_EQ((*s)->offset, 1234u);
   EXPECT_EQ((*s)->location, "http://h:1/v2/a/b/blobs/uploads/u?_state=s");
+  // A damaged file costs a fresh upload, whatever the damage: value() used to throw on an
+  // offset of another type (the pattern the fuzz targets kept finding).
+  ASSERT_TRUE(fs::WriteFileAtomic(p, R"({"location":"http://h:1/u","offset":"12"})").ok());
+  s = LoadUploadSession(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
 }
 
 TEST(Registry, Localhost) {

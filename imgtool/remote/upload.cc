@@ -10,6 +10,7 @@
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "remote/registry_error.h"
+#include "remote/response.h"
 
 namespace imgtool::remote {
 
@@ -67,8 +68,7 @@ class HashingBody : public oci::Reader {
 };
 
 std::string Absolute(const Registry& reg, const std::string& location) {
-  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
-  return reg.base_url() + location;
+  return AbsoluteLocation(reg.base_url(), location);
 }
 
 std::string WithQuery(const std::string& url, const std::string& kv) {
@@ -100,10 +100,7 @@ Result<std::optional<UploadSession>> QuerySession(Registry& reg, const std::stri
   if (resp->status != 204) return std::optional<UploadSession>();
   UploadSession now;
   now.location = resp->Header("location").empty() ? s.location : Absolute(reg, resp->Header("location"));
-  std::string range = resp->Header("range");
-  auto dash = range.find('-');
-  now.offset = dash == std::string::npos ? 0 : std::strtoull(range.c_str() + dash + 1, nullptr, 10) + 1;
-  if (range.empty() || range == "0-0") now.offset = 0;
+  now.offset = ResumeOffset(resp->Header("range"));
   return std::optional<UploadSession>(now);
 }
 
@@ -140,6 +137,8 @@ Result<std::optional<UploadSession>> LoadUploadSession(const std::string& path) 
   oci::Json j = oci::Json::parse(*raw, nullptr, false);
   // A damaged state file only costs a fresh upload.
   if (!j.is_object() || !j.value("location", oci::Json()).is_string()) return std::optional<UploadSession>();
+  // value() would throw on an offset of another type: that is damage too.
+  if (j.contains("offset") && !j["offset"].is_number_unsigned()) return std::optional<UploadSession>();
   return std::optional<UploadSession>(UploadSession{j["location"].get<std::string>(), j.value("offset", 0ull)});
 }
 

@@ -42,18 +42,24 @@ Result<Envelope> ParseEnvelope(std::string_view bytes) {
 Status CheckStatement(std::string_view statement, const oci::Digest& image, const std::string& predicate_type) {
   auto j = oci::ParseJson(statement, "in-toto statement");
   if (!j.ok()) return MakeError(ErrorKind::kDenied, j.error().message);
-  if (!j->is_object() || j->value("_type", "") != kInTotoStatementType) {
+  // Strings by type, never value(): it throws on a member of another type, and a signed
+  // statement is still the signer's text, not ours.
+  auto text = [](const oci::Json& obj, const char* key) {
+    auto it = obj.find(key);
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (!j->is_object() || text(*j, "_type") != kInTotoStatementType) {
     return MakeError(ErrorKind::kDenied, "statement _type is not " + std::string(kInTotoStatementType));
   }
-  std::string got_type = j->value("predicateType", "");
+  std::string got_type = text(*j, "predicateType");
   if (!predicate_type.empty() && got_type != predicate_type) {
     return MakeError(ErrorKind::kDenied, "predicateType is '" + got_type + "', want '" + predicate_type + "'");
   }
-  const oci::Json& subjects = j->value("subject", oci::Json());
-  if (subjects.is_array()) {
-    for (const auto& s : subjects) {
+  auto subjects = j->find("subject");
+  if (subjects != j->end() && subjects->is_array()) {
+    for (const auto& s : *subjects) {
       if (s.is_object() && s.contains("digest") && s["digest"].is_object() &&
-          s["digest"].value("sha256", "") == image.hex()) {
+          text(s["digest"], "sha256") == image.hex()) {
         return Status::Ok();
       }
     }

@@ -10,13 +10,6 @@ namespace imgtool::sign {
 namespace {
 
 constexpr size_t kSaltBytes = 32;
-// Work factors no higher than what cosign writes (go-securesystemslib's "standard" set,
-// N=2^16 r=8 p=1: 64 MiB, about 0.1 s); older cosign wrote N=2^15. scrypt runs before the
-// password can be checked, so a key file asking for more (N=2^20 r=32 p=16 is 4 GiB and
-// over a minute) is refused before any work is done.
-constexpr uint64_t kMaxN = uint64_t{1} << 16;
-constexpr uint64_t kMaxR = 8;
-constexpr uint64_t kMaxP = 1;
 // Sizes: cosign writes a 32-byte salt and a 24-byte nonce; a P-256 PKCS#8 key seals to
 // about 150 bytes, so 16 KiB of ciphertext leaves room for any key cosign makes.
 constexpr size_t kMaxSaltBytes = 64;
@@ -54,27 +47,28 @@ std::string ParamsText(uint64_t n, uint64_t r, uint64_t p) {
   return "N=" + std::to_string(n) + " r=" + std::to_string(r) + " p=" + std::to_string(p);
 }
 
-// Refused unless N is a power of two and every factor is within what cosign writes.
-Status CheckParams(uint64_t n, uint64_t r, uint64_t p, const std::string& what) {
+// Refused unless N is a power of two and every factor is within `limits` (by default what
+// cosign writes). Checked before narrowing: r = 2^32 + 8 must not pass as r = 8.
+Status CheckParams(uint64_t n, uint64_t r, uint64_t p, const std::string& what, const ScryptLimits& limits) {
   if (n < 2 || (n & (n - 1)) != 0 || r < 1 || p < 1) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt " + ParamsText(n, r, p) +
                                                    " is not valid (N a power of two, r and p at least 1)");
   }
-  if (n > kMaxN || r > kMaxR || p > kMaxP) {
+  if (n > limits.max_n || r > limits.max_r || p > limits.max_p) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.params: scrypt " + ParamsText(n, r, p) +
                                                    " asks for more work than cosign's keys (at most " +
-                                                   ParamsText(kMaxN, kMaxR, kMaxP) + ")");
+                                                   ParamsText(limits.max_n, limits.max_r, limits.max_p) + ")");
   }
   return Status::Ok();
 }
 
 // The file's parameters; a missing or non-integer factor reads as 0 (refused).
-Result<ScryptParams> CheckedParams(const oci::Json& pj, const std::string& what) {
+Result<ScryptParams> CheckedParams(const oci::Json& pj, const std::string& what, const ScryptLimits& limits) {
   auto num = [&](const char* k) -> uint64_t {
     return pj.is_object() && pj.contains(k) && pj[k].is_number_unsigned() ? pj[k].get<uint64_t>() : 0;
   };
   uint64_t n = num("N"), r = num("r"), p = num("p");
-  IMGTOOL_TRY(CheckParams(n, r, p, what));
+  IMGTOOL_TRY(CheckParams(n, r, p, what, limits));
   return ScryptParams{n, static_cast<uint32_t>(r), static_cast<uint32_t>(p)};
 }
 
@@ -102,7 +96,7 @@ Result<std::string> SealWithPassword(std::string_view plaintext, std::string_vie
                                      const ScryptParams& params) {
   IMGTOOL_TRY(SodiumReady());
   // A key we could not read back is no key.
-  IMGTOOL_TRY(CheckParams(params.n, params.r, params.p, "sealing a key"));
+  IMGTOOL_TRY(CheckParams(params.n, params.r, params.p, "sealing a key", ScryptLimits{}));
   std::string salt = RandomBytes(kSaltBytes);
   std::string nonce = RandomBytes(crypto_secretbox_NONCEBYTES);
   auto key = DeriveKey(password, salt, params);
@@ -119,19 +113,31 @@ Result<std::string> SealWithPassword(std::string_view plaintext, std::string_vie
          Base64Encode(sealed) + R"("})";
 }
 
-Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what) {
+Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what,
+                                     const ScryptLimits& limits) {
   IMGTOOL_TRY(SodiumReady());
   auto j = oci::ParseJson(sealed_json, what);
   if (!j.ok()) return j.error();
-  const oci::Json& kdf = j->value("kdf", oci::Json());
-  const oci::Json& cipher = j->value("cipher", oci::Json());
-  if (!kdf.is_object() || kdf.value("name", "") != "scrypt") {
+  if (!j->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": $: want a JSON object");
+  // Members by type, never value(): it throws on a wrong type, and the file is anyone's.
+  auto member = [](const oci::Json& obj, const char* key) -> const oci::Json& {
+    static const oci::Json kAbsent;
+    if (!obj.is_object()) return kAbsent;
+    auto it = obj.find(key);
+    return it != obj.end() ? *it : kAbsent;
+  };
+  auto is = [](const oci::Json& v, std::string_view s) {
+    return v.is_string() && v.get_ref<const std::string&>() == s;
+  };
+  const oci::Json& kdf = member(*j, "kdf");
+  const oci::Json& cipher = member(*j, "cipher");
+  if (!is(member(kdf, "name"), "scrypt")) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.name: want scrypt");
   }
-  if (!cipher.is_object() || cipher.value("name", "") != "nacl/secretbox") {
+  if (!is(member(cipher, "name"), "nacl/secretbox")) {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.cipher.name: want nacl/secretbox");
   }
-  auto p = CheckedParams(kdf.value("params", oci::Json()), what);
+  auto p = CheckedParams(member(kdf, "params"), what, limits);
   if (!p.ok()) return p.error();
   auto salt = B64Field(kdf, "salt", what + ": $.kdf");
   if (!salt.ok()) return salt.error();

@@ -26,11 +26,21 @@ struct ScryptParams {
 // cosign's are kInvalidInput (OpenWithPassword would refuse the result).
 Result<std::string> SealWithPassword(std::string_view plaintext, std::string_view password,
                                      const ScryptParams& params = {});
+// The most scrypt work a key file may ask for: the file names N, r and p, and scrypt runs
+// before the password can be checked, so a hostile one must not be able to ask for more
+// memory (128 * N * r bytes) or time than this. The defaults are what cosign writes
+// (go-securesystemslib's N=2^16 r=8 p=1: 64 MiB, about 0.1 s; older cosign wrote N=2^15);
+// N=2^20 r=32 p=16 would be 4 GiB and over a minute. The fuzzer passes lower caps.
+struct ScryptLimits {
+  uint64_t max_n = uint64_t{1} << 16;
+  uint64_t max_r = 8;
+  uint64_t max_p = 1;
+};
+
 // The plaintext; a wrong password (or a damaged file: secretbox cannot tell) is kDenied.
-// Refused with kInvalidInput before any scrypt work, since scrypt runs before the password
-// can be checked: N above 2^16, r above 8 or p above 1 (cosign writes N=2^16 r=8 p=1, older
-// versions N=2^15), N not a power of two; a salt over 64 bytes, a nonce that is not 24
-// bytes, a ciphertext over 16 KiB.
-Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what);
+// Refused with kInvalidInput before any scrypt work: N, r or p above `limits`, N not a power
+// of two; a salt over 64 bytes, a nonce that is not 24 bytes, a ciphertext over 16 KiB.
+Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what,
+                                     const ScryptLimits& limits = {});
 
 }  // namespace imgtool::sign

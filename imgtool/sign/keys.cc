@@ -116,7 +116,8 @@ Result<std::string> EncryptedPrivateKeyPem(const Pkey& key, std::string_view pas
   return BioString(out.get());
 }
 
-Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what) {
+Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what,
+                                         const ScryptLimits& limits) {
   // A cosign key is under 1 KiB; the cap bounds base64 and JSON work on a hostile file.
   if (pem.size() > kMaxPrivateKeyPem) {
     return MakeError(ErrorKind::kInvalidInput, what + ": " + std::to_string(pem.size()) +
@@ -129,7 +130,7 @@ Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view 
     return MakeError(ErrorKind::kInvalidInput, what + ": PEM type is '" + block->type + "', want '" +
                                                    std::string(kSigstorePrivateKeyPem) + "' (a cosign key)");
   }
-  auto der = OpenWithPassword(block->body, password, what);
+  auto der = OpenWithPassword(block->body, password, what, limits);
   if (!der.ok()) return der.error();
   const auto* p = reinterpret_cast<const unsigned char*>(der->data());
   PKCS8_PRIV_KEY_INFO* p8 = d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der->size()));

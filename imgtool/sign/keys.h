@@ -35,9 +35,11 @@ Result<Pkey> LoadPublicKeyFile(const std::string& path);
 
 Result<std::string> EncryptedPrivateKeyPem(const Pkey& key, std::string_view password, const ScryptParams& params = {});
 // A PEM larger than kMaxPrivateKeyPem is kInvalidInput before it is decoded; the
-// envelope's own limits are OpenWithPassword's (encrypted_key.h).
+// envelope's own limits are OpenWithPassword's (encrypted_key.h), with
+// `limits` the scrypt work the file may ask for.
 inline constexpr size_t kMaxPrivateKeyPem = 32 << 10;
-Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what);
+Result<Pkey> ParseEncryptedPrivateKeyPem(std::string_view pem, std::string_view password, const std::string& what,
+                                         const ScryptLimits& limits = {});
 
 // ECDSA/SHA-256, DER-encoded.
 Result<std::string> SignSha256(const Pkey& key, std::string_view message);

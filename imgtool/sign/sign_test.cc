@@ -175,6 +175,32 @@ TEST(Keys, EnvelopeSizesAreBounded) {
             "cosign.key: 41053 bytes, more than a cosign private key's 32768");
 }
 
+// Found by tests/fuzz (fuzz_cosign_key): the envelope's members were read with value(),
+// which throws on a document that is not an object (the JSON string "{") or a member of
+// another type, and the exception ended the process.
+TEST(Keys, EnvelopeOfAnotherShapeIsInvalidInput) {
+  for (const char* doc : {R"("{")", "[1]", "null", R"({"kdf":"scrypt"})", R"({"kdf":{"name":1}})",
+                          R"({"kdf":{"name":"scrypt","params":[1]},"cipher":{"name":"nacl/secretbox"}})"}) {
+    auto r = OpenWithPassword(doc, "pw", "k");
+    ASSERT_FALSE(r.ok()) << doc;
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput) << doc;
+  }
+  EXPECT_EQ(OpenWithPassword(R"("{")", "pw", "k").error().message, "k: $: want a JSON object");
+}
+
+TEST(Keys, ScryptLimitsAreTheCallers) {
+  auto sealed = SealWithPassword("secret", "pw", kFast);  // N=1024, r=8, p=1
+  ScryptLimits low;
+  low.max_n = 512;
+  EXPECT_EQ(OpenWithPassword(*sealed, "pw", "k", low).error().message,
+            "k: $.kdf.params: scrypt N=1024 r=8 p=1 asks for more work than cosign's keys (at most N=512 r=8 p=1)");
+  EXPECT_EQ(*OpenWithPassword(*sealed, "pw", "k"), "secret");
+  // r is checked before it is narrowed: 2^32 + 8 is not read as 8.
+  std::string wide = *sealed;
+  wide.replace(wide.find("\"r\":8"), 5, "\"r\":4294967304");
+  EXPECT_EQ(OpenWithPassword(wide, "pw", "k").error().kind, ErrorKind::kInvalidInput);
+}
+
 TEST(Verify, AcceptsATrustedSignatureOverThisImage) {
   Pkey key = NewKey();
   Decision d = VerifySignatures({Signed(key, PayloadFor(kImage))}, kImage, {{"a.pub", key}});
@@ -221,6 +247,14 @@ TEST(Verify, OneGoodSignatureAmongBadOnesIsEnough) {
   EXPECT_TRUE(d.signatures[1].ok);
 }
 
+SignatureLayer SignedStatement(const Pkey& key, const std::string& statement) {
+  std::string envelope =
+      DsseEnvelope(kInTotoPayloadType, statement, *SignSha256(key, Pae(kInTotoPayloadType, statement)));
+  oci::Descriptor d{
+      std::string(kDsseMediaType), oci::Digest::Of(envelope), static_cast<int64_t>(envelope.size()), {}, std::nullopt};
+  return {d, envelope};
+}
+
 SignatureLayer Attestation(const Pkey& key, const oci::Digest& subject) {
   std::string statement =
       *InTotoStatement("h/r", subject, "https://spdx.dev/Document", R"({"spdxVersion":"SPDX-2.3"})");
@@ -249,6 +283,23 @@ TEST(Attest, VerifiesKeySubjectAndType) {
   EXPECT_EQ(
       VerifyAttestations({Attestation(key, kImage)}, kImage, trusted, "https://x").reason.rfind("predicateType", 0),
       0u);
+}
+
+// Found with tests/fuzz (fuzz_dsse): the statement's _type, predicateType and subject
+// digest were read with value(), which throws when the signer wrote another type there,
+// and the exception ended the process (the webhook's too) instead of denying.
+TEST(Attest, StatementMembersOfAnotherTypeAreDenied) {
+  Pkey key = NewKey();
+  std::vector<TrustedKey> trusted{{"a.pub", key}};
+  auto d = VerifyAttestations({SignedStatement(key, R"({"_type":1})")}, kImage, trusted);
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.reason, "statement _type is not https://in-toto.io/Statement/v0.1");
+  std::string typed = R"({"_type":"https://in-toto.io/Statement/v0.1","predicateType":[],"subject":[]})";
+  EXPECT_EQ(VerifyAttestations({SignedStatement(key, typed)}, kImage, trusted, "https://spdx.dev/Document").reason,
+            "predicateType is '', want 'https://spdx.dev/Document'");
+  std::string digest = R"({"_type":"https://in-toto.io/Statement/v0.1","subject":[{"digest":{"sha256":7}}]})";
+  EXPECT_EQ(VerifyAttestations({SignedStatement(key, digest)}, kImage, trusted).reason.rfind("no subject names", 0),
+            0u);
 }
 
 }  // namespace

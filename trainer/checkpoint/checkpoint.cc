@@ -207,7 +207,8 @@ Result<TrainState> ParseCheckpoint(const std::string& bytes, const RunShape& sha
   s.seed = h.seed;
   for (auto* v : {&s.params, &s.adam_m, &s.adam_v}) {
     v->resize(shape.param_count);
-    std::memcpy(v->data(), p, shape.param_count * sizeof(float));
+    // An empty vector's data() may be null, and memcpy's arguments must never be.
+    if (shape.param_count > 0) std::memcpy(v->data(), p, shape.param_count * sizeof(float));
     p += shape.param_count * sizeof(float);
   }
   return s;

@@ -118,6 +118,15 @@ TEST(Checkpoint, ParameterCountMustBeTheModels) {
   EXPECT_EQ(ParseError(Forged(count, Make(10, 0), shape), shape), huge_msg);
 }
 
+// Found by tests/fuzz (fuzz_checkpoint): a model of 0 parameters handed memcpy the null
+// data() of an empty vector (UBSan). Only a caller's shape can say 0; it reads back empty.
+TEST(Checkpoint, ZeroParametersReadBackEmpty) {
+  const RunShape shape{64, 8, 60000, 1e-3f, 0};
+  auto r = ParseCheckpoint(SerializeCheckpoint(Make(10, 0), shape), shape, "c");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->params.empty() && r->adam_m.empty() && r->adam_v.empty());
+}
+
 TEST(Checkpoint, SizeAndLengthsAreBoundedByTheFile) {
   const uint64_t model = MlpLayout::kCount;
   const RunShape shape{64, 8, 60000, 1e-3f, model};

@@ -62,6 +62,13 @@ size_t SlotsOffset(int size) { return (LinesOffset() + sizeof(RankLine) * static
 RankLine* LinesIn(void* base) { return reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset()); }
 // A buffer goes through the slots in this many operations (one even when empty, so every
 // rank counts the same operations).
+// memcpy with a length of 0 is still undefined for a null pointer, and an empty vector's
+// data() may be one; a zero-byte operation still takes its one chunk, to keep the ranks'
+// operation counters in step.
+void CopyBytes(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memmove(dst, src, n);
+}
+
 size_t Chunks(size_t bytes) { return std::max<size_t>(1, (bytes + kSlotBytes - 1) / kSlotBytes); }
 size_t RegionOffset(int size) { return SlotsOffset(size) + 2 * kSlotBytes * static_cast<size_t>(size); }
 size_t SegmentBytes(int size, size_t region_bytes) { return RegionOffset(size) + (region_bytes + 4095) / 4096 * 4096; }
@@ -135,17 +142,17 @@ class ShmComm : public Comm, public SharedWork {
       const size_t off = c * kSlotBytes, len = std::min(kSlotBytes, bytes - off);
       const uint32_t k = ++op_;
       TRAINER_TRY(WaitSlotFree(k, "allgather"));
-      std::memcpy(Slot(rank_, k), src + off, len);
+      CopyBytes(Slot(rank_, k), src + off, len);
       Post(Line(rank_).written, k);
       for (int p = 0; p < size_; ++p) {
         if (p == rank_) continue;
         TRAINER_TRY(WaitFor(Line(p).written, k, p, "allgather"));
-        std::memcpy(dst + static_cast<size_t>(p) * bytes + off, Slot(p, k), len);
+        CopyBytes(dst + static_cast<size_t>(p) * bytes + off, Slot(p, k), len);
       }
       Post(Line(rank_).read, k);
     }
     char* own = dst + static_cast<size_t>(rank_) * bytes;
-    if (own != src) std::memmove(own, src, bytes);
+    if (own != src) CopyBytes(own, src, bytes);
     return Status::Ok();
   }
 
@@ -156,11 +163,11 @@ class ShmComm : public Comm, public SharedWork {
       const uint32_t k = ++op_;
       if (rank_ == root) {
         TRAINER_TRY(WaitSlotFree(k, "broadcast"));
-        std::memcpy(Slot(rank_, k), buf + off, len);
+        CopyBytes(Slot(rank_, k), buf + off, len);
         Post(Line(rank_).written, k);
       } else {
         TRAINER_TRY(WaitFor(Line(root).written, k, root, "broadcast"));
-        std::memcpy(buf + off, Slot(root, k), len);
+        CopyBytes(buf + off, Slot(root, k), len);
       }
       Post(Line(rank_).read, k);
     }

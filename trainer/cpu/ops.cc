@@ -81,9 +81,12 @@ constexpr int kMaxTreeDepth = 32;
 inline int TreeMerges(int s) { return std::countr_one(static_cast<unsigned>(s)); }
 
 // GCC cannot see that the tree stacks below are only read where already written (a pop
-// follows a push); zeroing them would cost more than the tiles.
+// follows a push); zeroing them would cost more than the tiles. (Clang has no such
+// warning, and -Werror refuses an unknown one.)
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // dw rows [i0, i0 + Rows), columns [o0, o0 + 2*lanes) of linear_weight_grad_tree. Each
 // shard's tile accumulates as WeightGradTile does, then joins the tree. `dw` points at

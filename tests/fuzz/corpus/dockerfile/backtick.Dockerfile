@@ -1,0 +1,6 @@
+# escape=`
+FROM scratch
+RUN echo a `
+  # a comment inside
+  b
+USER root

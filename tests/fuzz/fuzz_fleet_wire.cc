@@ -1,0 +1,70 @@
+// The fleet verdict on the wire (imgtool/fleet/wire.cc, compare.h VerdictFromWire): the
+// chief's verdict as every worker reads it off the rendezvous store. Read with and
+// without the cluster's worker list (a verdict sent without it names ranks only); a
+// verdict read is rendered as the report and the JSON, and written back gives the same
+// verdict again.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fleet/compare.h"
+#include "fuzz_util.h"
+
+namespace {
+
+using namespace imgtool::fleet;
+
+std::vector<WorkerId> Workers() {
+  std::vector<WorkerId> w;
+  for (int r = 0; r < 4; ++r) {
+    std::string name = r == 0 ? "chief 0" : "worker " + std::to_string(r - 1);
+    w.push_back({r, name, "10.0.0." + std::to_string(r + 1) + ":2222"});
+  }
+  return w;
+}
+
+Verdict Sample() {
+  Verdict v;
+  v.expected_workers = 4;
+  v.workers = Workers();
+  v.missing = {3};
+  v.diffs.push_back({"nccl", {{"2.28.9", {0, 2}}, {"2.19.3", {1}}}, std::nullopt});
+  v.diffs.push_back({"cuda.runtime", {{"13.0", {0, 1, 2}}}, std::string("12.8")});
+  v.suspects = {1};
+  v.notes["golden_run.seconds"] = "0.41";
+  return v;
+}
+
+void Check(const Verdict& v) {
+  (void)v.Summary();
+  (void)v.ExitCode();
+  (void)RenderText(v);
+  (void)RenderJson(v);
+  auto again = VerdictFromWire(VerdictToWire(v));
+  if (!again.ok() || !(*again == v)) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  imgtool::fuzz::MaybeWriteSeeds([] {
+    Verdict ok;
+    ok.expected_workers = 4;
+    ok.workers = Workers();
+    ok.notes["fingerprint"] = "sha256:" + std::string(64, 'a');
+    return imgtool::fuzz::Seeds{{"mismatch.json", VerdictToWire(Sample())},
+                                {"mismatch-omit.json", VerdictToWire(Sample(), WireWorkers::kOmit)},
+                                {"ok.json", VerdictToWire(ok)}};
+  });
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(imgtool::fuzz::Bytes(data, size));
+  static const std::vector<WorkerId> workers = Workers();
+  if (auto v = VerdictFromWire(text); v.ok()) Check(*v);
+  if (auto v = VerdictFromWire(text, workers); v.ok()) Check(*v);
+  return 0;
+}

@@ -1,0 +1,36 @@
+// Manifests, indexes and image configs (imgtool/oci/manifest.h, image_config.h): the
+// documents every backend hands over as bytes. The same input goes to each parser, and
+// to the sniffing that guesses a missing media type.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "fuzz_util.h"
+#include "oci/image.h"
+#include "oci/image_config.h"
+#include "oci/manifest.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace imgtool::oci;
+  std::string_view raw = imgtool::fuzz::Bytes(data, size);
+  if (auto m = ParseManifest(raw, "manifest"); m.ok()) {
+    // What we accept we can write; the written form reads back.
+    if (auto bytes = SerializeManifest(*m); bytes.ok() && !ParseManifest(*bytes, "again").ok()) std::abort();
+  }
+  if (auto i = ParseIndex(raw, "index"); i.ok()) {
+    if (auto bytes = SerializeIndex(*i); bytes.ok() && !ParseIndex(*bytes, "again").ok()) std::abort();
+  }
+  if (auto config = ParseImageConfig(raw, "config"); config.ok()) {
+    // The accessors read a base image's config, which is as foreign as the bytes.
+    (void)ConfigDiffIds(*config);
+    (void)ConfigField(*config, "os");
+    (void)ConfigPlatform(*config);
+    (void)ConfigUser(*config);
+    for (const char* f : {"Env", "Entrypoint", "Cmd"}) (void)ConfigStringList(*config, f);
+    (void)ConfigLabels(*config);
+  }
+  (void)ParsePlatform(std::string(raw));
+  (void)SniffManifestMediaType(std::string(raw));
+  return 0;
+}

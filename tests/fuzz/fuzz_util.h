@@ -1,0 +1,108 @@
+// What the harnesses share. Inputs that the code under test only reads from files (a
+// .deb, a wheel, an oci-archive) go to a scratch folder of this process, and whatever
+// a hostile input unpacked is removed before the next one, so a long run neither fills
+// the disk nor lets one input see another's leftovers.
+//
+// Not a framework: each fuzz_<name>.cc is one LLVMFuzzerTestOneInput over one parser.
+#pragma once
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fs/atomic_file.h"
+
+namespace imgtool::fuzz {
+
+inline std::string_view Bytes(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
+
+// Gives the owner every permission on `path` and, for a folder, on what it holds, so it
+// can be removed: unpacked packages may hold read-only folders, and the fuzzer need not
+// run as root.
+inline void MakeRemovable(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  ::chmod(path.c_str(), 0700);
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") MakeRemovable(path + "/" + name);
+  }
+  ::closedir(d);
+}
+
+inline void RemoveAll(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) {
+    MakeRemovable(path);
+    std::filesystem::remove_all(path, ec);
+  }
+  if (ec) std::abort();  // a leftover would change what the next input sees
+}
+
+// This process's scratch folder, removed at exit: in /dev/shm when there is one, since
+// the code under test fsyncs what it writes and on a disk that costs more than the rest
+// of an input; else $TMPDIR or /tmp. Never freed: the exit handler runs after static
+// destructors would have run.
+inline const std::string& Scratch() {
+  static const std::string* path = [] {
+    auto dir = fs::TempDir::Create("imgtool-fuzz-", ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "");
+    if (!dir.ok()) std::abort();
+    auto* p = new std::string(dir->path());
+    dir->Release();
+    std::atexit([] { RemoveAll(Scratch()); });
+    return p;
+  }();
+  return *path;
+}
+
+// Writes the input to <scratch>/<name> and returns its path. Plain stdio, no fsync:
+// thousands of these a second must not wait for the disk.
+inline std::string WriteInput(std::string_view bytes, const std::string& name = "input") {
+  std::string path = Scratch() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
+    std::abort();
+  }
+  return path;
+}
+
+// An empty folder <scratch>/<name>, emptied again by the next call for that name.
+inline std::string FreshFolder(const std::string& name) {
+  std::string path = Scratch() + "/" + name;
+  RemoveAll(path);
+  if (::mkdir(path.c_str(), 0700) != 0) std::abort();
+  return path;
+}
+
+// Seeds a harness makes with the code under test (a real manifest, a signed payload, a
+// checkpoint): `IMGTOOL_FUZZ_WRITE_SEEDS=DIR fuzz_<name>` writes them into DIR and exits
+// (tests/fuzz/make_corpus.sh). Call from LLVMFuzzerInitialize.
+using Seeds = std::vector<std::pair<std::string, std::string>>;  // file name, bytes
+inline void MaybeWriteSeeds(const std::function<Seeds()>& make) {
+  const char* dir = std::getenv("IMGTOOL_FUZZ_WRITE_SEEDS");
+  if (dir == nullptr || *dir == 0) return;
+  for (const auto& [name, bytes] : make()) {
+    std::string path = std::string(dir) + "/" + name;
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      std::exit(1);
+    }
+  }
+  std::exit(0);
+}
+
+}  // namespace imgtool::fuzz

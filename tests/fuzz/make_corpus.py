@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Seeds for tests/fuzz/corpus/<name>/ that are files, not harness output: small valid
+and invalid examples written here byte by byte (a .deb, a wheel, an oci-archive, tar
+layers, registry answers, ...) or copied from the repository (policies/, dockerfiles/,
+examples/, tests/fixtures/). make_corpus.sh runs this, then asks each harness for the
+seeds only it can make (IMGTOOL_FUZZ_WRITE_SEEDS). Deterministic: mtimes 0, fixed order.
+
+    tests/fuzz/make_corpus.py CORPUS_DIR
+"""
+import base64
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import shutil
+import struct
+import sys
+import tarfile
+import zipfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+OUT = sys.argv[1]
+
+
+def put(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def copy(target, name, path):
+    with open(os.path.join(ROOT, path), "rb") as f:
+        put(target, name, f.read())
+
+
+def tar_bytes(entries, fmt=tarfile.USTAR_FORMAT):
+    """entries: (name, type, data_or_target, mode)"""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+        for name, kind, payload, mode in entries:
+            info = tarfile.TarInfo(name)
+            info.mtime = 0
+            info.mode = mode
+            if kind == "file":
+                info.size = len(payload)
+                t.addfile(info, io.BytesIO(payload))
+            elif kind == "dir":
+                info.type = tarfile.DIRTYPE
+                t.addfile(info)
+            elif kind == "symlink":
+                info.type = tarfile.SYMTYPE
+                info.linkname = payload
+                t.addfile(info)
+            elif kind == "hardlink":
+                info.type = tarfile.LNKTYPE
+                info.linkname = payload
+                t.addfile(info)
+            elif kind == "fifo":
+                info.type = tarfile.FIFOTYPE
+                t.addfile(info)
+    return buf.getvalue()
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+# ---- deb: ar of debian-binary, control.tar.*, data.tar.* ----
+def ar(members):
+    out = b"!<arch>\n"
+    for name, data in members:
+        hdr = "%-16s%-12s%-6s%-6s%-8s%-10s`\n" % (name, "0", "0", "0", "100644", len(data))
+        out += hdr.encode() + data
+        if len(data) % 2:
+            out += b"\n"
+    return out
+
+
+CONTROL = (b"Package: fuzz-hello\nVersion: 1.0-1\nArchitecture: amd64\nMaintainer: Fuzz <fuzz@example.invalid>\n"
+           b"Installed-Size: 4\nDescription: a package for the fuzzer\n a continuation line\n .\n the end\n")
+DATA = [("./", "dir", None, 0o755), ("./usr/", "dir", None, 0o755), ("./usr/bin/", "dir", None, 0o755),
+        ("./usr/bin/hello", "file", b"#!/bin/sh\necho hello\n", 0o755),
+        ("./usr/bin/hi", "symlink", "hello", 0o777),
+        ("./usr/bin/hello2", "hardlink", "./usr/bin/hello", 0o755),
+        ("./etc/", "dir", None, 0o755), ("./etc/hello.conf", "file", b"greeting=hi\n", 0o644)]
+
+
+def deb(data_member="data.tar.gz", data=None, control=CONTROL, extra_control=()):
+    ctl = tar_bytes([("./", "dir", None, 0o755), ("./control", "file", control, 0o644)] + list(extra_control))
+    data_tar = tar_bytes(DATA) if data is None else data
+    packed = {"data.tar.gz": gz, "data.tar.xz": lzma.compress, "data.tar": lambda b: b}[data_member](data_tar)
+    return ar([("debian-binary", b"2.0\n"), ("control.tar.gz", gz(ctl)), (data_member, packed)])
+
+
+put("deb", "hello.deb", deb())
+put("deb", "hello-xz.deb", deb("data.tar.xz"))
+put("deb", "hello-plain.deb", deb("data.tar"))
+put("deb", "conffiles.deb", deb(extra_control=[("./conffiles", "file", b"/etc/hello.conf\n", 0o644),
+                                               ("./postinst", "file", b"#!/bin/sh\n", 0o755)]))
+put("deb", "dotdot.deb", deb(data=tar_bytes([("./", "dir", None, 0o755), ("./../escape", "file", b"x", 0o644)])))
+put("deb", "through-symlink.deb", deb(data=tar_bytes([("./", "dir", None, 0o755), ("./l", "symlink", "/etc", 0o777),
+                                                      ("./l/passwd", "file", b"x", 0o644)])))
+put("deb", "fifo.deb", deb(data=tar_bytes([("./", "dir", None, 0o755), ("./p", "fifo", None, 0o644)])))
+put("deb", "stanza.txt", CONTROL)
+put("deb", "no-data.deb", ar([("debian-binary", b"2.0\n")]))
+
+# ---- wheel: zip with dist-info/METADATA, WHEEL, RECORD ----
+def record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def wheel(files, lie=False):
+    di = "fuzz_hello-1.0.dist-info"
+    files = dict(files)
+    files[di + "/METADATA"] = b"Metadata-Version: 2.1\nName: fuzz-hello\nVersion: 1.0\n\nA body.\n"
+    files[di + "/WHEEL"] = b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    rows = []
+    for name, data in files.items():
+        h = record_hash(b"lie" if lie else data)
+        rows.append('"%s",%s,%d' % (name, h, len(data)) if "," in name else "%s,%s,%d" % (name, h, len(data)))
+    rows.append(di + "/RECORD,,")
+    files[di + "/RECORD"] = ("\n".join(rows) + "\n").encode()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.external_attr = (0o100755 if name.endswith(".sh") else 0o100644) << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(zi, data)
+    return buf.getvalue()
+
+
+put("wheel", "hello.whl", wheel({"fuzz_hello/__init__.py": b"", "fuzz_hello/run.sh": b"#!/bin/sh\n",
+                                 "fuzz_hello/a,b.txt": b"comma in a name\n"}))
+put("wheel", "lying-record.whl", wheel({"fuzz_hello/__init__.py": b"x = 1\n"}, lie=True))
+put("wheel", "dotdot.whl", wheel({"../escape.py": b"x"}))
+put("wheel", "RECORD", b'pkg/a.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"pkg/b,c.py",,\n'
+                      b"pkg/c.py,sha512=AAAA,1\n")
+
+# ---- tar layers and oci-archives ----
+put("layer", "gnu-longlink.tar", tar_bytes([("etc/", "dir", None, 0o755), ("etc/" + "x" * 150, "file", b"long\n", 0o644)],
+                                           tarfile.GNU_FORMAT))
+put("layer", "pax.tar.gz", gz(tar_bytes([("etc/passwd", "file", b"root:x:0:0::/root:/bin/sh\n", 0o644),
+                                         ("usr/" + "y" * 200, "symlink", "../etc/passwd", 0o777)], tarfile.PAX_FORMAT)))
+put("layer", "hardlink-missing.tar", tar_bytes([("a", "hardlink", "nowhere", 0o644)]))
+put("layer", "truncated.tar.gz", gz(tar_bytes(DATA))[:200])
+
+
+def layout_archive(extra=()):
+    config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}},
+                        sort_keys=True, separators=(",", ":")).encode()
+    cd = hashlib.sha256(config).hexdigest()
+    manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                           "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                                      "digest": "sha256:" + cd, "size": len(config)}, "layers": []},
+                          sort_keys=True, separators=(",", ":")).encode()
+    md = hashlib.sha256(manifest).hexdigest()
+    index = json.dumps({"schemaVersion": 2, "manifests": [
+        {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md,
+         "size": len(manifest), "annotations": {"org.opencontainers.image.ref.name": "v1"}}]},
+        sort_keys=True, separators=(",", ":")).encode()
+    return tar_bytes([("blobs/", "dir", None, 0o755), ("blobs/sha256/", "dir", None, 0o755),
+                      ("blobs/sha256/" + cd, "file", config, 0o644), ("blobs/sha256/" + md, "file", manifest, 0o644),
+                      ("index.json", "file", index, 0o644),
+                      ("oci-layout", "file", b'{"imageLayoutVersion":"1.0.0"}', 0o644)] + list(extra))
+
+
+put("oci_archive", "layout.tar", layout_archive())
+put("oci_archive", "dotdot.tar", layout_archive([("../escape", "file", b"x", 0o644)]))
+put("oci_archive", "symlink.tar", layout_archive([("blobs/sha256/link", "symlink", "/etc/passwd", 0o777)]))
+put("oci_archive", "absolute.tar", tar_bytes([("/etc/x", "file", b"x", 0o644)]))
+
+# ---- JSON documents from the repository ----
+for name in ("spec.json", "spec-cpu.json", "spec-installed.json"):
+    copy("spec", "golden-" + name, "examples/golden/" + name)
+copy("spec", "small.json", "examples/small/spec.json")
+put("spec", "packages.json", json.dumps({"base": "oci:/base@sha256:" + "a" * 64, "platform": "linux/arm64/v8",
+    "compression": "zstd", "layers": [{"name": "debs", "debs": [{"src": "https://deb.test/x.deb", "sha256": "sha256:" + "b" * 64,
+    "name": "x", "version": "1.0", "allow_setuid": True}], "wheels": [{"src": "w.whl", "sha256": "sha256:" + "c" * 64,
+    "name": "w", "version": "2", "prefix": "usr/lib/python3/dist-packages"}]}], "workdir": "/app", "cmd": ["run"]}))
+put("spec", "bad-owner.json", '{"base":"scratch","layers":[{"files":[{"src":"a","dest":"/a","owner":"x:1","mode":"9999"}]}]}')
+put("spec", "truncated.json", '{"base": "scratch", "user": {')
+
+copy("policy", "golden.json", "policies/golden.json")
+for md in sorted(os.listdir(os.path.join(ROOT, "policies/rules"))):
+    text = open(os.path.join(ROOT, "policies/rules", md)).read()
+    for i, block in enumerate(re.findall(r"```json\n(.*?)```", text, re.S)):
+        put("policy", "%s-%d.json" % (md[:-3], i), block)
+
+for name in sorted(os.listdir(os.path.join(ROOT, "tests/fixtures/admission"))):
+    copy("admission_review", name, "tests/fixtures/admission/" + name)
+
+for name in sorted(os.listdir(os.path.join(ROOT, "dockerfiles"))):
+    if name.endswith(".Dockerfile"):
+        copy("dockerfile", name, "dockerfiles/" + name)
+put("dockerfile", "heredoc.Dockerfile", "# syntax=docker/dockerfile:1\n# escape=\\\nARG BASE=debian@sha256:" + "a" * 64 +
+    "\nFROM ${BASE} AS build\nRUN <<EOF\nset -e\necho hi\nEOF\nCOPY --from=build <<-'X' /etc/motd\n\thello\nX\n"
+    "ADD --checksum=sha256:" + "b" * 64 + " https://example.invalid/a.tgz /a\nFROM build\nUSER 10001:10001\n")
+put("dockerfile", "backtick.Dockerfile", "# escape=`\nFROM scratch\nRUN echo a `\n  # a comment inside\n  b\nUSER root\n")
+
+copy("fingerprint", "stack.json", "imgtool/fleet/testdata/stack.json")
+copy("fingerprint", "golden.build.json", "imgtool/fleet/testdata/golden.build.json")
+put("fingerprint", "fingerprint.json", json.dumps({"fields": {"image.digest": "sha256:" + "a" * 64, "nccl": "2.28.9",
+    "cuda.runtime": "13.0", "env.NCCL_ALGO": "Tree", "lib.libnccl.so.2": "sha256:" + "b" * 64},
+    "node": {"hostname": "n1", "gpu.uuid": "GPU-1"}, "timings": {"probe_ms": 12}}, sort_keys=True))
+put("fingerprint", "build-output.json", json.dumps({"digest": "sha256:" + "c" * 64, "stack": {"cuda": "13.0.96"}}))
+
+put("tf_config", "chief.json", '{"cluster": {"chief": ["10.0.0.1:2222"], "worker": ["10.0.0.2:2222", "[::1]:2223"]},'
+    ' "task": {"type": "worker", "index": 1}}')
+put("tf_config", "workers.json", '{"cluster": {"worker": ["a:1", "b:65535"]}, "task": {"type": "worker", "index": 0}}')
+put("tf_config", "ps.json", '{"cluster": {"ps": ["a:1"], "worker": ["b:2"]}, "task": {"type": "ps", "index": 0}}')
+put("tf_config", "hostport.txt", "[fe80::1%eth0]:2222")
+
+put("json", "nested.json", '{"a":[1,-2,{"b":"\\u00e9\\n"}],"c":null,"d":true,"e":{"f":18446744073709551615}}')
+put("json", "duplicate.json", '{"a":1,"a":2}')
+put("json", "float.json", '[1.5e3, -0.0]')
+put("json", "surrogates.json", '["\\ud83d\\ude00", "\\u0000"]')
+put("manifest", "config.json", json.dumps({"architecture": "amd64", "os": "linux", "config": {"User": "10001",
+    "Env": ["PATH=/bin"], "Entrypoint": ["/app"], "Labels": {"a": "b"}},
+    "rootfs": {"type": "layers", "diff_ids": ["sha256:" + "d" * 64]}}, sort_keys=True, separators=(",", ":")))
+put("manifest", "docker-v2.json", json.dumps({"schemaVersion": 2,
+    "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+    "config": {"mediaType": "application/vnd.docker.container.image.v1+json", "digest": "sha256:" + "e" * 64, "size": 7},
+    "layers": [{"mediaType": "application/vnd.docker.image.rootfs.diff.tar.gzip", "digest": "sha256:" + "f" * 64,
+                "size": 9, "urls": ["https://example.invalid/l"]}]}))
+put("manifest", "platform.txt", "linux/arm64/v8")
+
+put("registry_response", "errors.json", '{"errors":[{"code":"UNAUTHORIZED","message":"authentication required",'
+    '"detail":[{"Type":"repository","Name":"a/b","Action":"pull"}]},{"code":"DENIED"}]}')
+put("registry_response", "tags.json", '{"name":"a/b","tags":["v1","latest",null,"v2"]}')
+put("registry_response", "link.txt", '</v2/a/b/tags/list?last=v2&n=100>; rel="next"')
+put("registry_response", "token.json", '{"token":"abc","access_token":"abc","expires_in":300}')
+put("registry_response", "range.txt", "0-1048575")
+put("registry_response", "location.txt", "/v2/a/b/blobs/uploads/5d7e?_state=abc")
+put("www_authenticate", "bearer.txt", 'Bearer realm="https://auth.test/token",service="registry.test",'
+    'scope="repository:a/b:pull,push",error="insufficient_scope"')
+put("www_authenticate", "basic.txt", 'Basic realm="Registry Realm"')
+put("www_authenticate", "escaped.txt", 'Bearer realm="a\\"b",service=unquoted, scope="x')
+
+put("auth_file", "auths.json", json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": base64.b64encode(b"u:p").decode()},
+    "registry.test:5000": {"auth": base64.b64encode(b"user:pass:word").decode()},
+    "http://localhost/v2/": {"identitytoken": "refresh"}}}))
+put("auth_file", "helpers.json", '{"credHelpers":{"registry.test:5000":"imgtooltest","docker.io":1},"credsStore":"pass","auths":{}}')
+put("auth_file", "bad-base64.json", '{"auths":{"localhost":{"auth":"!!!"}}}')
+
+for i, text in enumerate(["docker://nginx", "docker://registry.test:5000/team/app:v1@sha256:" + "a" * 64,
+                          "oci:/tmp/layout:tag", "oci-archive:out.tar@sha256:" + "b" * 64, "docker://[::1]:5000/a/b",
+                          "docker://index.docker.io/library/ubuntu:22.04", "nginx:latest"]):
+    put("reference", "ref-%d.txt" % i, text)
+
+
+# ---- binary formats ----
+def store_req(op, key, value=None):
+    out = bytes([op]) + struct.pack("<I", len(key)) + key
+    if value is not None:
+        out += struct.pack("<I", len(value)) + value
+    return out
+
+
+put("store_request", "set-get.bin", store_req(1, b"arrive/0", b"10.0.0.1:2222") + store_req(2, b"arrive/0") +
+    store_req(3, b"verdict"))
+put("store_request", "wait.bin", bytes([4]) + struct.pack("<I", 2) + struct.pack("<I", 2) + b"fp" +
+    struct.pack("<I", 7) + b"verdict" + struct.pack("<I", 100))
+put("store_request", "huge-length.bin", bytes([1]) + struct.pack("<I", 0xFFFFFFFF))
+put("store_request", "unknown-op.bin", bytes([9, 0, 0, 0, 0]))
+
+
+def idx(dims, fill=0):
+    n = 1
+    for d in dims:
+        n *= d
+    return bytes([0, 0, 8, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + bytes([fill]) * n
+
+
+put("idx", "images.idx", idx([2, 4, 4], 7))
+put("idx", "labels.idx", idx([5], 3))
+put("idx", "truncated.idx", idx([2, 28, 28])[:100])
+put("idx", "floats.idx", bytes([0, 0, 0x0D, 1, 0, 0, 0, 1]) + b"\0\0\0\0")
