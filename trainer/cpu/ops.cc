@@ -223,7 +223,19 @@ inline void LinearBackward(T* din, T* dw, T* db, const T* dout, const T* in, con
 
 // The float versions are compiled twice (AVX2 and baseline) and picked at load time.
 // With contraction off, both run the same IEEE operations per output: same bits.
+// Not under ThreadSanitizer: the ifunc resolver runs while the loader relocates, before
+// the TSan runtime has a thread state, and its instrumented entry then crashes every
+// binary that links the trainer (SIGSEGV before main).
+#if defined(__SANITIZE_THREAD__)
+#define TRAINER_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TRAINER_CLONES
+#endif
+#endif
+#ifndef TRAINER_CLONES
 #define TRAINER_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 
 TRAINER_CLONES void LinearForwardF32(float* out, const float* in, const float* w, const float* b, int N, int I,
                                      int O) {
