@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_keys.h"
 #include "fuzz_util.h"
 #include "oci/digest.h"
 #include "sign/base64.h"
@@ -24,14 +25,7 @@ const oci::Digest& Image() {
   return d;
 }
 
-const std::vector<sign::TrustedKey>& Keys() {
-  static const std::vector<sign::TrustedKey> keys = [] {
-    auto k = sign::GenerateP256Key();
-    if (!k.ok()) std::abort();
-    return std::vector<sign::TrustedKey>{{"fuzz.pub", *k}};
-  }();
-  return keys;
-}
+const std::vector<sign::TrustedKey>& Keys() { return fuzz::HarnessKeys(); }
 
 }  // namespace
 

@@ -56,7 +56,9 @@ pass "chief RSS $(mb "$before") MB before, $(mb "$during") MB during the flood, 
 ((mega == 16)) || fail "$mega of 16 peers declaring 64 MiB were disconnected"
 ((giga == 16)) || fail "$giga of 16 peers declaring 1 GB were disconnected"
 ((stalled == 16)) || fail "$stalled of 16 stalled peers were disconnected"
-((stalled_s >= 9 && stalled_s <= 15)) || fail "the stalled peers were disconnected after $stalled_s s, not the 10 s I/O timeout"
+# The upper bound leaves room for a loaded machine (the sanitizer suite runs two tests at
+# once, each several times slower); the rendezvous timeout, the next limit, is 120 s.
+((stalled_s >= 9 && stalled_s <= 25)) || fail "the stalled peers were disconnected after $stalled_s s, not the 10 s I/O timeout"
 # 36 connections at most (2 tasks x 2 + 32): the chief's own, the probe and 16 stalled leave 18.
 ((refused >= 250)) || fail "only $refused of 300 flooding connections were refused"
 pass "16 peers declaring 64 MiB, 16 declaring 1 GB and 16 stalled dropped, $refused of 300 flooding connections refused"
