@@ -1,8 +1,8 @@
 // Checkpoints (trainer/checkpoint/checkpoint.h ParseCheckpoint): a file in a checkpoint
 // folder that may have been damaged or replaced. A fuzzer cannot forge the sha256 that
 // closes the file, so half of the inputs (first byte odd) get it appended by the
-// harness and are read with the run shape they claim: that reaches every header check
-// past the checksum. The rest are read as they are against a fixed shape.
+// harness and are read with the run shape they claim (the parameter count only up to
+// 4,096): that reaches every header check past the checksum. The rest are read as they are against a fixed shape.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -50,8 +50,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     trainer::Sha256Bytes sum = trainer::Sha256(bytes.data(), bytes.size());
     bytes.append(reinterpret_cast<const char*>(sum.data()), sum.size());
     // The shape the header claims (offsets after "TRNCKPT1", version, header size).
+    // The parameter count too, when it is small: a real caller passes its model's count
+    // (a constant, never the file's), so a larger claim is read against the model's.
+    const uint64_t params = At<uint64_t>(bytes, 56);
     trainer::RunShape claimed{At<int32_t>(bytes, 40), At<int32_t>(bytes, 44), At<int32_t>(bytes, 48),
-                              std::bit_cast<float>(At<uint32_t>(bytes, 52))};
+                              std::bit_cast<float>(At<uint32_t>(bytes, 52)), params <= 4096 ? params : 101770};
     (void)trainer::ParseCheckpoint(bytes, claimed, "ckpt-fuzz.bin");
     return 0;
   }
