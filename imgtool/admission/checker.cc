@@ -1,5 +1,7 @@
 #include "admission/checker.h"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <future>
 #include <optional>
@@ -14,6 +16,23 @@
 namespace imgtool::admission {
 
 using TimePoint = std::chrono::steady_clock::time_point;
+
+namespace {
+
+// The registry work runs on threads of its own (cache.h) and frees its slot in the work
+// limit when `compute` returns; WaitForRegistryWork trusts that nothing of OpenSSL runs on
+// the thread after that. OpenSSL would otherwise clean this thread's state up only as
+// the thread exits, taking a global lock that exit() may already have freed.
+template <typename Compute>
+auto EndingOpenSslOnReturn(Compute compute) {
+  return [compute = std::move(compute)]() {
+    auto out = compute();
+    OPENSSL_thread_stop();
+    return out;
+  };
+}
+
+}  // namespace
 
 struct RegistryImageChecker::State {
   policy::Policy policy;
@@ -50,7 +69,7 @@ struct RegistryImageChecker::State {
                                                                        const std::string& pinned_reference) {
     return facts.Get(
         pinned_reference,
-        [pol = policy, opts = registry, pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
+        EndingOpenSslOnReturn([pol = policy, opts = registry, pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
           // The signature check needs only the digest, not the opened image: run it beside the
           // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
           std::future<policy::SignatureFacts> sig;
@@ -65,7 +84,7 @@ struct RegistryImageChecker::State {
           auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
           // An image of an index that could not be opened is asked for again, like the index.
           return {facts, policy::AllOpened(facts)};
-        },
+        }),
         host);
   }
 
@@ -75,14 +94,14 @@ struct RegistryImageChecker::State {
                                                                       const ref::Reference& r) {
     return digests.Get(
         r.str(),
-        [self, r]() -> std::pair<Result<std::string>, bool> {
+        EndingOpenSslOnReturn([self, r]() -> std::pair<Result<std::string>, bool> {
           auto reg = remote::Registry::Connect(r.host, self->registry);
           if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), false};
           auto d = (*reg)->ResolveDigest(r.repository, r.tag);
           if (!d.ok()) return {d.error().Context("resolving " + r.str()), false};
           self->StartFacts(r.host, Pinned(r, d->str()));
           return {d->str(), true};
-        },
+        }),
         r.host);
   }
 
