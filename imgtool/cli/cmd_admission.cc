@@ -69,9 +69,8 @@ int RunServe(const ServeFlags& f) {
   // A webhook answers within the API server's timeout: few, short retries.
   reg.max_attempts = f.registry_attempts;
   reg.backoff_seconds = 0.2;
-  // A registry that does not answer holds a registry check this long (per request), not
-  // curl's minutes: the review has long been denied by then.
-  // A silent registry frees its check slot after this long, whatever the environment says.
+  // A registry that does not answer holds a check slot this long (per request), not curl's
+  // minutes, whatever the environment says: the review has long been denied by then.
   reg.timeouts = remote::NetTimeouts{f.registry_timeout, f.registry_timeout, f.registry_timeout};
   admission::CheckerOptions co;
   co.decision_ttl = Millis(f.decision_ttl);

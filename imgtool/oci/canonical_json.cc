@@ -32,6 +32,12 @@ Result<std::string> CanonicalJson(const Json& value) {
   }
 }
 
+std::string StringMember(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 Result<Json> ParseJson(std::string_view bytes, const std::string& what) {
   // Track keys per open object to refuse duplicates (the default parser keeps the last).
   std::vector<std::set<std::string>> open_objects;

@@ -29,4 +29,9 @@ Result<std::string> CanonicalJson(const Json& value);
 // the document in errors ("spec.json", "manifest sha256:ab12..").
 Result<Json> ParseJson(std::string_view bytes, const std::string& what);
 
+// obj[key] when `obj` is an object whose `key` holds a string, else "". For documents from
+// outside (registries, token servers, auth files, signed statements): nlohmann's value()
+// throws when the member has another type.
+std::string StringMember(const Json& obj, std::string_view key);
+
 }  // namespace imgtool::oci

@@ -41,6 +41,14 @@ TEST(ParseJson, NumberOverflowIsAnError) {
   EXPECT_FALSE(ParseJson("{\"a\": -145e7777777777777777777777777}", "doc").ok());
 }
 
+TEST(StringMember, OnlyAStringMemberOfAnObject) {
+  Json j = Json::parse(R"({"a": "x", "n": 1, "l": ["x"], "o": {"a": "y"}, "z": null})");
+  EXPECT_EQ(StringMember(j, "a"), "x");
+  for (const char* key : {"n", "l", "o", "z", "missing"}) EXPECT_EQ(StringMember(j, key), "") << key;
+  EXPECT_EQ(StringMember(Json::parse(R"(["a"])"), "a"), "");
+  EXPECT_EQ(StringMember(Json("a"), "a"), "");
+}
+
 TEST(ParseJson, RefusesDuplicateKeysAtAnyDepth) {
   EXPECT_EQ(ParseJson(R"({"a":{"b":1,"b":2}})", "doc").error().message, "doc: duplicate key \"b\"");
   EXPECT_TRUE(ParseJson(R"({"a":{"b":1},"c":{"b":2}})", "doc").ok());

@@ -37,11 +37,6 @@ bool KeyNames(const std::string& key, const std::string& host) {
   return k == host || (IsDockerHub(k) && IsDockerHub(host));
 }
 
-std::string StringField(const oci::Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 Result<oci::Json> AuthJson(std::string_view raw, const std::string& path) {
   oci::Json j = oci::Json::parse(raw, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return MakeError(ErrorKind::kInvalidInput, path + ": not a JSON object");
@@ -96,8 +91,8 @@ Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std
                                                const std::string& key) {
   if (!entry.is_object()) return std::optional<Credentials>();
   Credentials c;
-  c.identity_token = StringField(entry, "identitytoken");
-  std::string auth = StringField(entry, "auth");
+  c.identity_token = oci::StringMember(entry, "identitytoken");
+  std::string auth = oci::StringMember(entry, "auth");
   if (!auth.empty()) {
     auto decoded = Base64Decode(auth);
     if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: invalid base64");

@@ -48,13 +48,9 @@ std::string DescribeResponse(const HttpResponse& resp) {
   if (j.is_object() && j.contains("errors") && j["errors"].is_array()) {
     for (const auto& e : j["errors"]) {
       if (!e.is_object()) continue;
-      // Strings only: value() throws on another type, and the body is the server's.
-      auto text = [&](const char* key) {
-        auto it = e.find(key);
-        return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
-      };
-      std::string code = text("code");
-      std::string msg = text("message");
+      // Strings only: the body is the server's.
+      std::string code = oci::StringMember(e, "code");
+      std::string msg = oci::StringMember(e, "message");
       if (!detail.empty()) detail += "; ";
       detail += code.empty() ? msg : (msg.empty() ? code : code + ": " + msg);
     }

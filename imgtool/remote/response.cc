@@ -45,16 +45,10 @@ int64_t ContentLength(const std::string& value) {
 }
 
 std::string TokenFromReply(const std::string& body) {
+  // Strings only ({"token": 1} is no token): the reply is the token server's.
   oci::Json j = oci::Json::parse(body, nullptr, false);
-  if (!j.is_object()) return "";
-  // Strings only: value() throws on another type ({"token": 1}), and the reply is the
-  // token server's.
-  auto text = [&](const char* key) {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  std::string token = text("token");
-  return token.empty() ? text("access_token") : token;
+  std::string token = oci::StringMember(j, "token");
+  return token.empty() ? oci::StringMember(j, "access_token") : token;
 }
 
 std::string ManifestMediaType(const std::string& bytes, const std::string& content_type) {

@@ -42,24 +42,18 @@ Result<Envelope> ParseEnvelope(std::string_view bytes) {
 Status CheckStatement(std::string_view statement, const oci::Digest& image, const std::string& predicate_type) {
   auto j = oci::ParseJson(statement, "in-toto statement");
   if (!j.ok()) return MakeError(ErrorKind::kDenied, j.error().message);
-  // Strings by type, never value(): it throws on a member of another type, and a signed
-  // statement is still the signer's text, not ours.
-  auto text = [](const oci::Json& obj, const char* key) {
-    auto it = obj.find(key);
-    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  if (!j->is_object() || text(*j, "_type") != kInTotoStatementType) {
+  // Members by type (StringMember): a signed statement is still the signer's text, not ours.
+  if (!j->is_object() || oci::StringMember(*j, "_type") != kInTotoStatementType) {
     return MakeError(ErrorKind::kDenied, "statement _type is not " + std::string(kInTotoStatementType));
   }
-  std::string got_type = text(*j, "predicateType");
+  std::string got_type = oci::StringMember(*j, "predicateType");
   if (!predicate_type.empty() && got_type != predicate_type) {
     return MakeError(ErrorKind::kDenied, "predicateType is '" + got_type + "', want '" + predicate_type + "'");
   }
   auto subjects = j->find("subject");
   if (subjects != j->end() && subjects->is_array()) {
     for (const auto& s : *subjects) {
-      if (s.is_object() && s.contains("digest") && s["digest"].is_object() &&
-          text(s["digest"], "sha256") == image.hex()) {
+      if (s.is_object() && s.contains("digest") && oci::StringMember(s["digest"], "sha256") == image.hex()) {
         return Status::Ok();
       }
     }

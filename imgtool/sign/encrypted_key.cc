@@ -126,15 +126,12 @@ Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_v
     auto it = obj.find(key);
     return it != obj.end() ? *it : kAbsent;
   };
-  auto is = [](const oci::Json& v, std::string_view s) {
-    return v.is_string() && v.get_ref<const std::string&>() == s;
-  };
   const oci::Json& kdf = member(*j, "kdf");
   const oci::Json& cipher = member(*j, "cipher");
-  if (!is(member(kdf, "name"), "scrypt")) {
+  if (oci::StringMember(kdf, "name") != "scrypt") {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.kdf.name: want scrypt");
   }
-  if (!is(member(cipher, "name"), "nacl/secretbox")) {
+  if (oci::StringMember(cipher, "name") != "nacl/secretbox") {
     return MakeError(ErrorKind::kInvalidInput, what + ": $.cipher.name: want nacl/secretbox");
   }
   auto p = CheckedParams(member(kdf, "params"), what, limits);

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -43,13 +42,18 @@ inline void MakeRemovable(const std::string& path) {
 }
 
 inline void RemoveAll(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (ec) {
-    MakeRemovable(path);
-    std::filesystem::remove_all(path, ec);
-  }
-  if (ec) std::abort();  // a leftover would change what the next input sees
+  if (fs::RemoveTree(path).ok()) return;
+  MakeRemovable(path);
+  if (!fs::RemoveTree(path).ok()) std::abort();  // a leftover would change what the next input sees
+}
+
+// `bytes` into `path` with plain stdio, no fsync: thousands of these a second must not
+// wait for the disk. false when it could not be written.
+inline bool WriteBytes(const std::string& path, std::string_view bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && written;
 }
 
 // This process's scratch folder, removed at exit: in /dev/shm when there is one, since
@@ -68,14 +72,10 @@ inline const std::string& Scratch() {
   return *path;
 }
 
-// Writes the input to <scratch>/<name> and returns its path. Plain stdio, no fsync:
-// thousands of these a second must not wait for the disk.
+// Writes the input to <scratch>/<name> and returns its path.
 inline std::string WriteInput(std::string_view bytes, const std::string& name = "input") {
   std::string path = Scratch() + "/" + name;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
-    std::abort();
-  }
+  if (!WriteBytes(path, bytes)) std::abort();
   return path;
 }
 
@@ -96,8 +96,7 @@ inline void MaybeWriteSeeds(const std::function<Seeds()>& make) {
   if (dir == nullptr || *dir == 0) return;
   for (const auto& [name, bytes] : make()) {
     std::string path = std::string(dir) + "/" + name;
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
+    if (!WriteBytes(path, bytes)) {
       std::fprintf(stderr, "cannot write %s\n", path.c_str());
       std::exit(1);
     }
