@@ -1,0 +1,46 @@
+// The trusted root (application/vnd.dev.sigstore.trustedroot+json;version=0.1): whom a
+// keyless verification trusts. Fulcio CAs and TSAs as certificate chains, Rekor
+// transparency logs and CT logs as keys, each with the period it is trusted for.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oci/result.h"
+#include "sigstore/keys.h"
+#include "sigstore/time.h"
+
+namespace imgtool::sigstore {
+
+// A Rekor or CT log.
+struct LogKey {
+  std::string log_id;       // raw bytes (logId.keyId, base64-decoded), usually sha256 of the key's DER
+  Pkey key;
+  std::string key_details;  // "PKIX_ECDSA_P256_SHA_256", "PKIX_ED25519", ...
+  Validity valid_for;       // publicKey.validFor
+  std::string base_url;     // "https://rekor.sigstore.dev": a checkpoint's origin names its host
+};
+
+// A Fulcio CA or a TSA.
+struct CertAuthority {
+  std::vector<Cert> chain;  // as in the file: the issuing certificate first, the root last
+  Validity valid_for;
+  std::string uri;
+};
+
+struct TrustedRoot {
+  std::vector<LogKey> tlogs;
+  std::vector<LogKey> ctlogs;
+  std::vector<CertAuthority> certificate_authorities;
+  std::vector<CertAuthority> timestamp_authorities;
+};
+
+// A trusted root larger than this is refused before it is parsed.
+inline constexpr size_t kMaxTrustedRoot = 4 << 20;
+
+Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what);
+// Logs whose log_id is `log_id` (a log appears once per key period).
+std::vector<const LogKey*> FindLogs(const std::vector<LogKey>& logs, std::string_view log_id);
+
+}  // namespace imgtool::sigstore
