@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   imgtool::cli::AddLockCommand(app, run);
   imgtool::cli::AddInspectCommands(app, run);
   imgtool::cli::AddVerifyCommand(app, run);
+  imgtool::cli::AddVerifyBlobCommand(app, run);
   imgtool::cli::AddDiffCommand(app, run);
   imgtool::cli::AddCopyCommands(app, run);
   imgtool::cli::AddIndexCommands(app, run);

@@ -25,6 +25,7 @@ void AddBuildCommand(CLI::App& app, Action& run);
 void AddLockCommand(CLI::App& app, Action& run);
 void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
 void AddVerifyCommand(CLI::App& app, Action& run);
+void AddVerifyBlobCommand(CLI::App& app, Action& run);  // verify-blob (Sigstore bundles)
 void AddDiffCommand(CLI::App& app, Action& run);
 void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve, tags
 void AddIndexCommands(CLI::App& app, Action& run);  // index create, index append

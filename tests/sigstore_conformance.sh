@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The sigstore-conformance suite's offline bundle-verify cases (tests/fixtures/sigstore/
+# conformance, from github.com/sigstore/sigstore-conformance test/assets/bundle-verify)
+# through tests/sigstore/conformance, exactly as the suite drives a client: a case whose
+# folder ends in _fail must be refused, every other must verify.
+source "$(dirname "$0")/lib.sh"
+cases=$REPO/tests/fixtures/sigstore/conformance
+default_root=$REPO/tests/fixtures/sigstore/trusted-roots/public-good/trusted_root.json
+default_identity='https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main'
+default_issuer='https://token.actions.githubusercontent.com'
+
+right=0 total=0 wrong=()
+for dir in "$cases"/*/; do
+  name=$(basename "$dir")
+  args=(verify-bundle --bundle "$dir/bundle.sigstore.json")
+  if [ -f "$dir/key.pub" ]; then
+    args+=(--key "$dir/key.pub")
+  else
+    identity=$default_identity issuer=$default_issuer
+    [ -f "$dir/identity" ] && identity=$(cat "$dir/identity")
+    [ -f "$dir/issuer" ] && issuer=$(cat "$dir/issuer")
+    args+=(--certificate-identity "$identity" --certificate-oidc-issuer "$issuer")
+  fi
+  root=$default_root
+  [ -f "$dir/trusted_root.json" ] && root=$dir/trusted_root.json
+  args+=(--trusted-root "$root")
+  artifact=$cases/a.txt
+  [ -f "$dir/artifact" ] && artifact=$dir/artifact
+  set +e
+  out=$(IMGTOOL=$IMGTOOL "$REPO/tests/sigstore/conformance" "${args[@]}" "$artifact" 2>&1)
+  rc=$?
+  set -e
+  want=verify
+  [[ $name == *_fail ]] && want=refuse
+  got=verify
+  ((rc == 0)) || got=refuse
+  total=$((total + 1))
+  if [ "$got" = "$want" ]; then
+    right=$((right + 1))
+    echo "ok: $name ($want)${out:+: ${out##*error: }}" | head -c 300; echo
+  else
+    wrong+=("$name")
+    echo "WRONG: $name: want $want, got $got (exit $rc): $out"
+  fi
+done
+printf '%-28s %8s %8s\n' "sigstore-conformance" passed expected
+printf '%-28s %8s %8s\n' "bundle-verify (offline)" "$right" "$total"
+((${#wrong[@]} == 0)) || fail "${#wrong[@]} cases wrong: ${wrong[*]}"
+pass "all $total conformance cases as the suite expects"
