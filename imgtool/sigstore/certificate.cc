@@ -42,7 +42,9 @@ Result<Cert> BuildPath(X509* leaf, const CertAuthority& ca, Time at) {
     return MakeError(ErrorKind::kInternal, "OpenSSL: out of memory");
   }
   for (size_t i = 0; i + 1 < ca.chain.size(); ++i) {
-    if (sk_X509_push(untrusted.get(), ca.chain[i].get()) <= 0) return MakeError(ErrorKind::kInternal, "OpenSSL: out of memory");
+    if (sk_X509_push(untrusted.get(), ca.chain[i].get()) <= 0) {
+      return MakeError(ErrorKind::kInternal, "OpenSSL: out of memory");
+    }
   }
   if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf, untrusted.get()) != 1) {
     return MakeError(ErrorKind::kInternal, "OpenSSL: X509_STORE_CTX_init failed");
@@ -59,7 +61,9 @@ Result<Cert> BuildPath(X509* leaf, const CertAuthority& ca, Time at) {
     return MakeError(ErrorKind::kDenied, ca.uri + ": " + why);
   }
   STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(ctx.get());
-  if (sk_X509_num(chain) < 2) return MakeError(ErrorKind::kDenied, ca.uri + ": the leaf is the authority's own certificate");
+  if (sk_X509_num(chain) < 2) {
+    return MakeError(ErrorKind::kDenied, ca.uri + ": the leaf is the authority's own certificate");
+  }
   X509* issuer = sk_X509_value(chain, 1);
   X509_up_ref(issuer);
   return Cert(issuer, X509Free());
@@ -101,7 +105,8 @@ Result<VerifiedChain> VerifyChain(const std::vector<Cert>& certs, const TrustedR
     why += (why.empty() ? "" : "; ") + issuer.error().message;
   }
   if (!any_valid) return Denied("no certificate authority of the trusted root is valid at " + FormatRfc3339(at));
-  return Denied("no certificate authority of the trusted root issued it, valid at " + FormatRfc3339(at) + " (" + why + ")");
+  return Denied("no certificate authority of the trusted root issued it, valid at " + FormatRfc3339(at) + " (" + why +
+                ")");
 }
 
 }  // namespace imgtool::sigstore

@@ -49,8 +49,10 @@ Status CheckLeaf(const Cert& leaf);
 
 // The chain that VerifyChain found.
 struct VerifiedChain {
-  const CertAuthority* authority = nullptr;  // points into the TrustedRoot given
-  Cert issuer;  // the certificate that issued the leaf (the SCTs name its key)
+  // Points into the TrustedRoot given.
+  const CertAuthority* authority = nullptr;
+  // The certificate that issued the leaf: the SCTs were signed over its key's hash.
+  Cert issuer;
 };
 
 // `certs` is the bundle's list, the leaf first. The certificates after the leaf (v0.1/v0.2

@@ -86,8 +86,8 @@ Cert MakeCert(const std::vector<std::pair<std::string, std::string>>& extensions
   X509_NAME_add_entry_by_txt(X509_get_issuer_name(x), "CN", MBSTRING_ASC,
                              reinterpret_cast<const unsigned char*>("test-ca"), -1, -1, 0);
   if (cn != nullptr) {
-    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
-                               reinterpret_cast<const unsigned char*>(cn), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                               -1, -1, 0);
   }
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
@@ -131,8 +131,8 @@ TEST(Identity, EmailAndLegacyIssuer) {
   auto id = ReadIdentity(LoadBundle("bundle-with-root-cert_fail").certificates[0]);
   ASSERT_TRUE(id.ok()) << id.error().message;
   EXPECT_EQ(id->subject, "a@tny.town");
-  auto legacy = ReadIdentity(MakeCert({{"subjectAltName", "email:me@example.com"},
-                                       {"1.3.6.1.4.1.57264.1.1", "DER:68747470733a2f2f6f6c64"}}));
+  auto legacy = ReadIdentity(
+      MakeCert({{"subjectAltName", "email:me@example.com"}, {"1.3.6.1.4.1.57264.1.1", "DER:68747470733a2f2f6f6c64"}}));
   ASSERT_TRUE(legacy.ok()) << legacy.error().message;
   EXPECT_EQ(legacy->subject, "me@example.com");
   EXPECT_EQ(legacy->issuer, "https://old");
@@ -166,7 +166,8 @@ TEST(Identity, RefusesAmbiguousMissingAndHostileIdentities) {
       {{{"subjectAltName", many}, kIssuerV2}, "more than 16"},
       {{{"subjectAltName", "email:a@x"}}, "no OIDC issuer"},
       {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.8", "DER:0c00"}}, "OIDC issuer is empty"},
-      {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.8", "ASN1:IA5STRING:https://i"}}, "not one DER UTF8String"},
+      {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.8", "ASN1:IA5STRING:https://i"}},
+       "not one DER UTF8String"},
       {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.8", "DER:0c0161ff"}}, "not one DER UTF8String"},
       {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.8", "DER:0c03610a62"}}, "control characters"},
       {{{"subjectAltName", "email:a@x"}, {"1.3.6.1.4.1.57264.1.1", "DER:6f6e65"}, kIssuerV2}, "disagree"},
@@ -182,7 +183,8 @@ TEST(Identity, RefusesAmbiguousMissingAndHostileIdentities) {
 }
 
 TEST(Identity, MatchExactAndRegexp) {
-  CertIdentity id{"https://github.com/o/r/.github/workflows/w.yml@refs/heads/main", "https://token.actions.githubusercontent.com"};
+  CertIdentity id{"https://github.com/o/r/.github/workflows/w.yml@refs/heads/main",
+                  "https://token.actions.githubusercontent.com"};
   EXPECT_TRUE(MatchIdentity(id, {id.subject, "", id.issuer, ""}).ok());
   EXPECT_TRUE(MatchIdentity(id, {"", R"(https://github\.com/o/.*)", "", R"(https://token\.actions\..*)"}).ok());
   // Full match: a regexp matching only a part is not enough.
@@ -203,9 +205,9 @@ TEST(Identity, MatchExactAndRegexp) {
 
 TEST(Identity, MalformedPoliciesAreInvalidInput) {
   CertIdentity id{"a@x", "https://i"};
-  for (const IdentityPolicy& p : {IdentityPolicy{"", "", "https://i", ""}, IdentityPolicy{"a@x", "a@.*", "https://i", ""},
-                                  IdentityPolicy{"a@x", "", "", ""}, IdentityPolicy{"", "(", "https://i", ""},
-                                  IdentityPolicy{"nobody", "", "", "["}}) {
+  for (const IdentityPolicy& p : {IdentityPolicy{"", "", "https://i", ""},
+                                  IdentityPolicy{"a@x", "a@.*", "https://i", ""}, IdentityPolicy{"a@x", "", "", ""},
+                                  IdentityPolicy{"", "(", "https://i", ""}, IdentityPolicy{"nobody", "", "", "["}}) {
     auto st = MatchIdentity(id, p);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.error().kind, ErrorKind::kInvalidInput) << st.error().message;
@@ -215,7 +217,8 @@ TEST(Identity, MalformedPoliciesAreInvalidInput) {
 // ---- leaf ----
 
 TEST(Leaf, FulcioLeavesPassAndCasDoNot) {
-  for (const char* name : {"happy-path-v0.1", "happy-path-v0.3", "happy-path-intoto-in-dsse-v3", "bundle-with-sct-with-extensions"}) {
+  for (const char* name :
+       {"happy-path-v0.1", "happy-path-v0.3", "happy-path-intoto-in-dsse-v3", "bundle-with-sct-with-extensions"}) {
     Status st = CheckLeaf(LoadBundle(name).certificates[0]);
     EXPECT_TRUE(st.ok()) << name << ": " << st.error().message;
   }
@@ -302,7 +305,8 @@ TEST(Chain, TheAuthorityMustBeTrustedAtTheTime) {
   root.certificate_authorities[1].valid_for.end = at - 1;  // retired just before the signing
   auto chain = VerifyChain(b.certificates, root, at);
   ASSERT_FALSE(chain.ok());
-  EXPECT_TRUE(Mentions(chain.error(), "no certificate authority of the trusted root is valid at")) << chain.error().message;
+  EXPECT_TRUE(Mentions(chain.error(), "no certificate authority of the trusted root is valid at"))
+      << chain.error().message;
   root.certificate_authorities[1].valid_for.end = at;  // validFor's end is inclusive
   EXPECT_TRUE(VerifyChain(b.certificates, root, at).ok());
 }
@@ -372,7 +376,8 @@ TEST(Sct, AnSctWithExtensionsVerifies) {
   TrustedRoot root = RootOf(name);
   const Cert& leaf = b.certificates[0];
   // The case is what its name says: the (only) SCT has a non-empty extensions field.
-  STACK_OF(SCT)* scts = static_cast<STACK_OF(SCT)*>(X509_get_ext_d2i(leaf.get(), NID_ct_precert_scts, nullptr, nullptr));
+  STACK_OF(SCT)* scts =
+      static_cast<STACK_OF(SCT)*>(X509_get_ext_d2i(leaf.get(), NID_ct_precert_scts, nullptr, nullptr));
   ASSERT_NE(scts, nullptr);
   unsigned char* ext = nullptr;
   EXPECT_GT(SCT_get0_extensions(sk_SCT_value(scts, 0), &ext), 0u);
@@ -423,6 +428,46 @@ TEST(Sct, ACertificateWithoutSctsIsRefused) {
   Status st = VerifyScts(bare, bare, PublicGood());
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(Mentions(st.error(), "no embedded SCT")) << st.error().message;
+}
+
+// ---- all together, on every conformance case ----
+
+// The certificate half of a verification: what the orchestrating verifier will run.
+// `at` is the entry's integratedTime, or (Rekor v2 entries have none: their time comes from
+// an RFC 3161 timestamp, checked elsewhere) the leaf's notBefore.
+Status CertificateChecks(const std::string& name) {
+  Bundle b = LoadBundle(name);
+  TrustedRoot root = RootOf(name);
+  const Cert& leaf = b.certificates[0];
+  Time at = b.tlog_entries.empty() ? 0 : b.tlog_entries[0].integrated_time.value_or(0);
+  if (at == 0) at = NotBefore(leaf);
+  auto id = ReadIdentity(leaf);
+  if (!id.ok()) return id.error();
+  IMGTOOL_TRY(MatchIdentity(
+      *id, {Expected(name, "identity", kDefaultIdentity), "", Expected(name, "issuer", kDefaultIssuer), ""}));
+  IMGTOOL_TRY(CheckLeaf(leaf));
+  auto chain = VerifyChain(b.certificates, root, at);
+  if (!chain.ok()) return chain.error();
+  return VerifyScts(leaf, chain->issuer, root);
+}
+
+TEST(Conformance, CertificatesOfPassingCasesPassAndCertificateFailuresFail) {
+  int passed = 0;
+  for (const auto& dir : fs::directory_iterator(kCases)) {
+    std::string name = dir.path().filename();
+    if (!dir.is_directory() || IsFail(name) || !fs::exists(dir.path() / "bundle.sigstore.json")) continue;
+    if (LoadBundle(name).certificates.empty()) continue;
+    Status st = CertificateChecks(name);
+    EXPECT_TRUE(st.ok()) << name << ": " << st.error().message;
+    ++passed;
+  }
+  EXPECT_GE(passed, 15);
+  for (const char* name : {"bundle-with-root-cert_fail", "bundle-from-wrong-instance_fail", "invalid-ct-key_fail",
+                           "intoto-expired-certificate_fail", "intoto-set-outside-signing-cert-validity_fail"}) {
+    Status st = CertificateChecks(name);
+    ASSERT_FALSE(st.ok()) << name;
+    EXPECT_EQ(st.error().kind, ErrorKind::kDenied) << name << ": " << st.error().message;
+  }
 }
 
 }  // namespace

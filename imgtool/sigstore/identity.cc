@@ -13,9 +13,9 @@ namespace imgtool::sigstore {
 
 namespace {
 
-constexpr int kMaxNames = 16;            // SANs in one leaf (Fulcio writes one)
-constexpr int kMaxExtensions = 64;       // extensions looked at in one leaf
-constexpr size_t kMaxIdentity = 4096;    // bytes of a SAN or issuer; bounds the regexp work too
+constexpr int kMaxNames = 16;                               // SANs in one leaf (Fulcio writes one)
+constexpr int kMaxExtensions = 64;                          // extensions looked at in one leaf
+constexpr size_t kMaxIdentity = 4096;                       // bytes of a SAN or issuer; bounds the regexp work too
 constexpr const char* kIssuerV1 = "1.3.6.1.4.1.57264.1.1";  // raw bytes (deprecated)
 constexpr const char* kIssuerV2 = "1.3.6.1.4.1.57264.1.8";  // DER UTF8String
 constexpr const char* kUsername = "1.3.6.1.4.1.57264.1.7";  // otherName SAN type
@@ -30,7 +30,8 @@ struct Utf8Free {
 Error Denied(const std::string& message) { return MakeError(ErrorKind::kDenied, "signing certificate: " + message); }
 
 std::string Text(const ASN1_STRING* s) {
-  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<size_t>(ASN1_STRING_length(s)));
+  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                     static_cast<size_t>(ASN1_STRING_length(s)));
 }
 
 std::string OidText(const ASN1_OBJECT* obj) {
@@ -129,7 +130,8 @@ Result<std::string> ReadIssuer(X509* leaf) {
 Status MatchOne(const std::string& what, const std::string& found, const std::string& exact,
                 const std::string& pattern) {
   if (exact.empty() == pattern.empty()) {
-    return MakeError(ErrorKind::kInvalidInput, "identity policy: give exactly one of " + what + " and " + what + " regexp");
+    return MakeError(ErrorKind::kInvalidInput,
+                     "identity policy: give exactly one of " + what + " and " + what + " regexp");
   }
   if (!exact.empty()) {
     if (found == exact) return Status::Ok();

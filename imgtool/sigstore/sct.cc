@@ -109,7 +109,8 @@ Status VerifyOne(const SCT* sct, const std::string& tbs, const std::string& key_
     in_period = true;
     if (AlgorithmFits(sct, log->key) && VerifyMessage(log->key, data, Bytes(sig, sig_len))) return Status::Ok();
   }
-  return MakeError(ErrorKind::kDenied, what + (in_period ? ": the signature does not verify" : ": outside the log's validFor"));
+  return MakeError(ErrorKind::kDenied,
+                   what + (in_period ? ": the signature does not verify" : ": outside the log's validFor"));
 }
 
 }  // namespace
