@@ -5,6 +5,9 @@
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
 #include "sign/dsse.h"
+#include "sigstore/entry_body.h"
+#include "sigstore/hex.h"
+#include "sigstore/sct.h"
 #include "sigstore/timestamp.h"
 #include "sigstore/tlog.h"
 
@@ -13,16 +16,6 @@ namespace imgtool::sigstore {
 namespace {
 
 Error Denied(const std::string& why) { return MakeError(ErrorKind::kDenied, why); }
-
-std::string Hex(std::string_view raw) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
 
 std::string SpkiDer(const Pkey& key) {
   unsigned char* der = nullptr;
@@ -63,12 +56,12 @@ std::string SignatureBytes(const Bundle& b) {
 
 Status CheckMessage(const MessageSignature& m, const Artifact& a, const Pkey& key) {
   if (!m.digest.empty() && (m.digest_algorithm != "SHA2_256" || m.digest != a.sha256)) {
-    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + Hex(m.digest) +
-                  ") is not the artifact's sha256 " + Hex(a.sha256));
+    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + HexEncode(m.digest) +
+                  ") is not the artifact's sha256 " + HexEncode(a.sha256));
   }
   bool ok = EVP_PKEY_is_a(key.get(), "ED25519") ? a.bytes && VerifyMessage(key, *a.bytes, m.signature)
                                                  : VerifyDigest(key, a.sha256, m.signature);
-  if (!ok) return Denied("the signature does not verify over the artifact (sha256 " + Hex(a.sha256) + ") with the signer's key");
+  if (!ok) return Denied("the signature does not verify over the artifact (sha256 " + HexEncode(a.sha256) + ") with the signer's key");
   return Status::Ok();
 }
 
@@ -79,7 +72,7 @@ Status CheckStatementSubject(const DsseEnvelope& e, const Artifact& a) {
   }
   auto j = oci::ParseJson(e.payload, "in-toto statement");
   if (!j.ok()) return Denied(j.error().message);
-  const std::string want = Hex(a.sha256);
+  const std::string want = HexEncode(a.sha256);
   auto subjects = j->is_object() ? j->find("subject") : j->end();
   if (j->is_object() && subjects != j->end() && subjects->is_array()) {
     for (const auto& s : *subjects) {
@@ -102,7 +95,7 @@ Status CheckDsse(const DsseEnvelope& e, const Artifact& a, const Pkey& key) {
 // The log key for an entry: its ID in the trusted root, valid at the entry's time.
 Result<const LogKey*> LogFor(const TlogEntry& e, const TrustedRoot& root) {
   auto logs = FindLogs(root.tlogs, e.log_id);
-  if (logs.empty()) return Denied("log entry " + std::to_string(e.log_index) + " is from a log the trusted root does not name (log ID " + Hex(e.log_id) + ")");
+  if (logs.empty()) return Denied("log entry " + std::to_string(e.log_index) + " is from a log the trusted root does not name (log ID " + HexEncode(e.log_id) + ")");
   if (!e.integrated_time || *e.integrated_time == 0) return logs[0];
   for (const LogKey* log : logs) {
     if (log->valid_for.Contains(*e.integrated_time)) return log;
@@ -194,7 +187,7 @@ Result<Verified> VerifyBundle(const Bundle& b, const TrustedRoot& root, const Ar
   out.content = b.message_signature ? "message signature" : "DSSE " + b.dsse_envelope->payload_type;
   IMGTOOL_TRY(CheckTimes(b, root, *signer, a, &out));
   if (policy.key) {
-    out.signer = "key sha256:" + Hex(Sha256(signer->verifier_der));
+    out.signer = "key sha256:" + HexEncode(Sha256(signer->verifier_der));
     return out;
   }
   IMGTOOL_TRY(CheckCertificate(b, root, *policy.identity, &out));
