@@ -75,12 +75,12 @@ struct RegistryImageChecker::State {
           std::future<policy::SignatureFacts> sig;
           if (pol.signed_by) {
             sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference,
-                             pol.signed_by->keys);
+                             *pol.signed_by);
           }
           // Manifest and config now; layers stream later, only for the rules that read files.
           auto image = transport::Open(pinned_reference, opts);
           Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
-          auto early = [&sig](const std::string&, const std::vector<std::string>&) { return sig.get(); };
+          auto early = [&sig](const std::string&, const policy::SignedByRule&) { return sig.get(); };
           auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
           // An image of an index that could not be opened is asked for again, like the index.
           return {facts, policy::AllOpened(facts)};

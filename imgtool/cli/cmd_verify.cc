@@ -6,6 +6,7 @@
 
 #include "build/layer_cache.h"
 #include "check/verify.h"
+#include "cli/keyless_flags.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "sign/dsse.h"
@@ -25,6 +26,7 @@ struct VerifyFlags {
   std::string predicate_type;  // --type for --attestation; empty: any
   bool full = false;           // --full: decompress every layer, whatever is known
   std::string platform;        // --platform: of an index, only this image
+  KeylessFlags keyless;        // --certificate-identity ... (Sigstore keyless)
 };
 
 oci::Json VerdictJson(const sign::SignatureVerdict& v) {
@@ -52,9 +54,37 @@ struct SignatureOutcome {
   std::optional<sign::SignatureVerdict> signatures, attestations;
   std::string denied;  // first cause, empty when everything asked for verified
 };
+// Keyless: the verdict for signatures or attestations by the identity asked for.
+Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const ref::Reference& pinned) {
+  auto identity = f.keyless.Policy();
+  if (!identity.ok()) return identity.error();
+  auto root = sigstore::LoadTrustedRoot(f.keyless.trusted_root);
+  if (!root.ok()) return root.error().Context("--trusted-root");
+  std::string type;
+  if (f.attestation && !f.predicate_type.empty()) {
+    auto t = sign::PredicateTypeFor(f.predicate_type);
+    if (!t.ok()) return t.error();
+    type = *t;
+  }
+  sign::KeylessPolicy policy{*identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root))};
+  return sign::VerifyImageKeyless(pinned, policy, f.attestation, type, ToRegistryOptions(f.remote));
+}
+
 Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const ref::Reference& ref,
                                          const oci::Digest& digest) {
   SignatureOutcome out;
+  if (f.keyless.any()) {
+    if (!f.keys.empty() || !f.trusted_dir.empty()) {
+      return MakeError(ErrorKind::kInvalidInput, "--key/--trusted-keys and --certificate-* are two ways to verify: give one");
+    }
+    ref::Reference pinned = ref;
+    pinned.digest = digest.str();
+    auto v = CheckKeyless(f, pinned);
+    if (!v.ok()) return v.error();
+    (f.attestation ? out.attestations : out.signatures) = *v;
+    if (!v->verified) out.denied = (f.attestation ? "attestation check: " : "signature check: ") + v->reason;
+    return out;
+  }
   std::vector<std::string> keys = f.keys;
   if (!f.trusted_dir.empty()) {
     auto in_dir = sign::PublicKeysIn(f.trusted_dir);
@@ -112,8 +142,8 @@ int RunVerify(const VerifyFlags& f) {
   vo.platform = *platform;
   auto report = check::Verify(*(*repo)->store(), *top, vo);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
-  if (f.attestation && f.keys.empty() && f.trusted_dir.empty()) {
-    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key or --trusted-keys"));
+  if (f.attestation && f.keys.empty() && f.trusted_dir.empty() && !f.keyless.any()) {
+    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key, --trusted-keys or --certificate-identity"));
   }
   auto sigs = CheckSignatures(f, *ref, report->manifest);
   if (!sigs.ok()) return Fail(sigs.error().Context(f.ref));
@@ -172,10 +202,17 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
                          "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
                          "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"
-                         "verify-attestation). An index is signed by its own digest.\n\n"
+                         "verify-attestation). An index is signed by its own digest.\n"
+                         "Keyless (Sigstore, as cosign verify --certificate-identity): a signature by that identity\n"
+                         "and OIDC issuer, its Fulcio certificate chained to the trusted root (--trusted-root, else\n"
+                         "the public-good root built in), its time proven by Rekor or a timestamp authority; found as\n"
+                         "cosign stores it: sha256-<hex>.sig layers with certificate annotations, or a Sigstore bundle\n"
+                         "artifact referring to the image (referrers API, else the sha256-<hex> tag).\n\n"
                          "Examples:\n  imgtool verify oci:out/golden:latest\n"
                          "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
-                         "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest");
+                         "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest\n"
+                         "  imgtool verify --certificate-identity https://github.com/org/repo/.github/workflows/ci.yml@refs/heads/main \\\n"
+                         "    --certificate-oidc-issuer https://token.actions.githubusercontent.com docker://registry.example:5000/app:v1");
   cmd->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://[HOST/]REPO[:TAG|@DIGEST]")
       ->required();
   AddRemoteFlags(cmd, f->remote);
@@ -185,6 +222,7 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
   cmd->add_option("--trusted-keys", f->trusted_dir, "Folder of trusted *.pub keys (e.g. signatures/trusted)");
   cmd->add_flag("--full", f->full, "Decompress every layer to re-derive its diff_id, even when already known");
   cmd->add_flag("--attestation", f->attestation, "Require a trusted in-toto attestation (sha256-<hex>.att) instead of a signature");
+  AddKeylessFlags(cmd, f->keyless);
   cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });
 }

@@ -7,10 +7,10 @@
 
 #include <iostream>
 
+#include "cli/keyless_flags.h"
 #include "cli/output.h"
 #include "fs/atomic_file.h"
 #include "fs/safe_open.h"
-#include "sigstore/public_good_root.h"
 #include "sigstore/verifier.h"
 
 namespace imgtool::cli {
@@ -20,9 +20,8 @@ namespace {
 struct VerifyBlobFlags {
   std::string artifact;  // FILE or sha256:HEX
   std::string bundle;
-  std::string identity, identity_regexp, issuer, issuer_regexp;
+  KeylessFlags keyless;
   std::string key;
-  std::string trusted_root;
   bool json = false;
 };
 
@@ -53,18 +52,10 @@ Result<sigstore::Artifact> ReadArtifact(const std::string& arg) {
   return a;
 }
 
-Result<sigstore::TrustedRoot> LoadTrustedRoot(const std::string& path) {
-  if (path.empty()) return sigstore::ParseTrustedRoot(sigstore::PublicGoodTrustedRoot(), "built-in public-good trusted root");
-  auto text = fs::ReadSmallFile(path, sigstore::kMaxTrustedRoot);
-  if (!text.ok()) return text.error().Context("--trusted-root");
-  return sigstore::ParseTrustedRoot(*text, path);
-}
-
 Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
   sigstore::VerifyPolicy p;
-  bool keyless = !f.identity.empty() || !f.identity_regexp.empty() || !f.issuer.empty() || !f.issuer_regexp.empty();
   if (!f.key.empty()) {
-    if (keyless) return MakeError(ErrorKind::kInvalidInput, "--key and --certificate-* are two ways to verify: give one");
+    if (f.keyless.any()) return MakeError(ErrorKind::kInvalidInput, "--key and --certificate-* are two ways to verify: give one");
     auto pem = fs::ReadSmallFile(f.key, 64 << 10);
     if (!pem.ok()) return pem.error().Context("--key");
     auto key = sigstore::ParsePublicKeyPemAny(*pem, f.key);
@@ -72,20 +63,17 @@ Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
     p.key = *key;
     return p;
   }
-  if ((f.identity.empty() == f.identity_regexp.empty()) || (f.issuer.empty() == f.issuer_regexp.empty())) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "keyless verification needs one of --certificate-identity / --certificate-identity-regexp and one "
-                     "of --certificate-oidc-issuer / --certificate-oidc-issuer-regexp (or --key for a key-based bundle)");
-  }
-  p.identity = sigstore::IdentityPolicy{f.identity, f.identity_regexp, f.issuer, f.issuer_regexp};
+  auto identity = f.keyless.Policy();
+  if (!identity.ok()) return MakeError(ErrorKind::kInvalidInput, identity.error().message + " (or --key for a key-based bundle)");
+  p.identity = *identity;
   return p;
 }
 
 Result<sigstore::Verified> VerifyBlob(const VerifyBlobFlags& f) {
   auto policy = PolicyFrom(f);
   if (!policy.ok()) return policy.error();
-  auto root = LoadTrustedRoot(f.trusted_root);
-  if (!root.ok()) return root.error();
+  auto root = sigstore::LoadTrustedRoot(f.keyless.trusted_root);
+  if (!root.ok()) return root.error().Context("--trusted-root");
   auto text = fs::ReadSmallFile(f.bundle, sigstore::kMaxBundle);
   if (!text.ok()) return text.error().Context("--bundle");
   auto bundle = sigstore::ParseBundle(*text, f.bundle);
@@ -143,13 +131,8 @@ void AddVerifyBlobCommand(CLI::App& app, Action& run) {
       "  imgtool verify-blob --bundle b.json --key cosign.pub app.tar.gz");
   cmd->add_option("artifact", f->artifact, "The signed file, or sha256:<hex> of it")->required();
   cmd->add_option("--bundle", f->bundle, "The Sigstore bundle (JSON)")->required();
-  cmd->add_option("--certificate-identity", f->identity, "The signer's identity (certificate SAN: email or URI), exactly");
-  cmd->add_option("--certificate-identity-regexp", f->identity_regexp, "The signer's identity, as a regexp (whole match)");
-  cmd->add_option("--certificate-oidc-issuer", f->issuer, "The OIDC issuer, exactly");
-  cmd->add_option("--certificate-oidc-issuer-regexp", f->issuer_regexp, "The OIDC issuer, as a regexp (whole match)");
+  AddKeylessFlags(cmd, f->keyless);
   cmd->add_option("--key", f->key, "Verify a key-based bundle with this public key (PEM)");
-  cmd->add_option("--trusted-root", f->trusted_root,
-                  "trusted_root.json to trust (default: the Sigstore public-good root built into imgtool)");
   cmd->add_flag("--json", f->json, "Print a JSON report (verified, signer, issuer, times, logEntries or error)");
   cmd->callback([f, &run] { run = [f] { return RunVerifyBlob(*f); }; });
 }

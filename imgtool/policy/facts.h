@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oci/result.h"
+#include "policy/policy.h"
 
 namespace imgtool::policy {
 
@@ -23,9 +24,9 @@ struct SignatureFacts {
 };
 
 // The seam to imgtool/sign: verifies the signatures of the image named by `reference`
-// against the trusted public keys (PEM paths). Policy code never verifies by itself.
-using SignatureVerifier =
-    std::function<SignatureFacts(const std::string& reference, const std::vector<std::string>& trusted_key_paths)>;
+// against the rule's trusted keys (PEM paths) or keyless identities. Policy code never
+// verifies by itself.
+using SignatureVerifier = std::function<SignatureFacts(const std::string& reference, const SignedByRule& rule)>;
 
 struct SetuidFile {
   std::string layer;  // digest of the layer holding it

@@ -137,7 +137,7 @@ ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>
   }
   if (policy.signed_by) {
     if (verify_signature) {
-      f.signature = verify_signature(reference, policy.signed_by->keys);
+      f.signature = verify_signature(reference, *policy.signed_by);
     } else {
       f.signature = MakeError(ErrorKind::kDenied, "no signature verifier");
     }

@@ -46,7 +46,7 @@ class GatherIndex : public ::testing::Test {
     Policy p;
     p.non_root = true;
     p.signed_by = SignedByRule{{"/k.pub"}};
-    auto verify = [this](const std::string& ref, const std::vector<std::string>&) {
+    auto verify = [this](const std::string& ref, const SignedByRule&) {
       asked_.push_back(ref);
       return SignatureFacts{true, {"verified by k.pub"}};
     };

@@ -70,14 +70,61 @@ Status ParseEmpty(const Json& j, const std::string& where) {
   return OnlyKeys(j, where, {});
 }
 
+std::string Resolved(const std::string& path, const std::string& dir) {
+  return path[0] == '/' || dir.empty() ? path : dir + "/" + path;
+}
+
+// One of `exact` / `regexp` (the members named so), a non-empty string.
+Status OneOf(const Json& j, const std::string& where, const char* exact, const char* regexp, std::string* out_exact,
+             std::string* out_regexp) {
+  if (j.contains(exact) == j.contains(regexp)) {
+    return Bad(where, std::string("want exactly one of ") + exact + " and " + regexp);
+  }
+  const char* name = j.contains(exact) ? exact : regexp;
+  if (!j[name].is_string() || j[name].get<std::string>().empty()) return Bad(where + "." + name, "want a non-empty string");
+  (j.contains(exact) ? *out_exact : *out_regexp) = j[name].get<std::string>();
+  return Status::Ok();
+}
+
+Result<std::vector<IdentityRule>> Identities(const Json& j, const std::string& where) {
+  if (!j.is_array() || j.empty()) return Bad(where, "want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
+  std::vector<IdentityRule> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    IMGTOOL_TRY(WantObject(j[i], at));
+    IMGTOOL_TRY(OnlyKeys(j[i], at, {"issuer", "issuerRegExp", "subject", "subjectRegExp"}));
+    IdentityRule r;
+    IMGTOOL_TRY(OneOf(j[i], at, "issuer", "issuerRegExp", &r.issuer, &r.issuer_regexp));
+    IMGTOOL_TRY(OneOf(j[i], at, "subject", "subjectRegExp", &r.subject, &r.subject_regexp));
+    out.push_back(r);
+  }
+  return out;
+}
+
 Status ParseSignedBy(const Json& j, const std::string& where, const std::string& dir, Policy& p) {
   IMGTOOL_TRY(WantObject(j, where));
-  IMGTOOL_TRY(OnlyKeys(j, where, {"keys"}));
-  if (!j.contains("keys")) return Bad(where + ".keys", "required: the trusted public keys (PEM files)");
-  auto keys = StringList(j["keys"], where + ".keys", true);
-  if (!keys.ok()) return keys.error();
+  IMGTOOL_TRY(OnlyKeys(j, where, {"keys", "identities", "trustedRoot"}));
+  if (!j.contains("keys") && !j.contains("identities")) {
+    return Bad(where, "want keys (trusted public keys, PEM files) or identities (keyless signers), or both");
+  }
   SignedByRule r;
-  for (const auto& k : *keys) r.keys.push_back(k[0] == '/' || dir.empty() ? k : dir + "/" + k);
+  if (j.contains("keys")) {
+    auto keys = StringList(j["keys"], where + ".keys", true);
+    if (!keys.ok()) return keys.error();
+    for (const auto& k : *keys) r.keys.push_back(Resolved(k, dir));
+  }
+  if (j.contains("identities")) {
+    auto ids = Identities(j["identities"], where + ".identities");
+    if (!ids.ok()) return ids.error();
+    r.identities = *ids;
+  }
+  if (j.contains("trustedRoot")) {
+    if (!j["trustedRoot"].is_string() || j["trustedRoot"].get<std::string>().empty()) {
+      return Bad(where + ".trustedRoot", "want the path of a trusted_root.json");
+    }
+    if (r.identities.empty()) return Bad(where + ".trustedRoot", "only with identities");
+    r.trusted_root = Resolved(j["trustedRoot"].get<std::string>(), dir);
+  }
   p.signed_by = r;
   return Status::Ok();
 }

@@ -19,8 +19,18 @@ namespace imgtool::policy {
 // The components allowedStacks may name (the stack pins of a spec, build/stack.h).
 const std::vector<std::string>& StackComponents();
 
+// A keyless signer, as policy-controller and Kyverno name one: the OIDC issuer and the
+// certificate's subject (SAN), each exactly or as a whole-match regexp.
+struct IdentityRule {
+  std::string issuer, issuer_regexp;
+  std::string subject, subject_regexp;
+};
+
+// Signed by one of the keys, or keyless by one of the identities (any one suffices).
 struct SignedByRule {
   std::vector<std::string> keys;  // absolute paths (relative ones resolve against the policy's folder)
+  std::vector<IdentityRule> identities = {};
+  std::string trusted_root = {};  // trusted_root.json for identities; "" = the public-good root built in
 };
 
 struct AllowedStacksRule {

@@ -35,6 +35,37 @@ TEST(Policy, ParsesEveryRule) {
   EXPECT_TRUE(p->dockerfile.from_digest);
 }
 
+TEST(Policy, SignedByKeylessIdentities) {
+  auto p = ParsePolicy(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[
+    {"issuer":"https://token.actions.githubusercontent.com","subjectRegExp":"^https://github.com/org/.*$"},
+    {"issuerRegExp":"https://accounts\\.example\\.com","subject":"ci@example.com"}],
+    "trustedRoot":"sigstore/trusted_root.json"}}})",
+                       "/etc/pol", "p.json");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->signed_by->identities.size(), 2u);
+  EXPECT_TRUE(p->signed_by->keys.empty());
+  EXPECT_EQ(p->signed_by->identities[0].issuer, "https://token.actions.githubusercontent.com");
+  EXPECT_EQ(p->signed_by->identities[0].subject_regexp, "^https://github.com/org/.*$");
+  EXPECT_EQ(p->signed_by->identities[1].issuer_regexp, "https://accounts\\.example\\.com");
+  EXPECT_EQ(p->signed_by->identities[1].subject, "ci@example.com");
+  EXPECT_EQ(p->signed_by->trusted_root, "/etc/pol/sigstore/trusted_root.json");
+}
+
+TEST(Policy, SignedByIdentityMistakesFailClosed) {
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{}}})"),
+            "p.json: $.rules.signedBy: want keys (trusted public keys, PEM files) or identities (keyless signers), or both");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"subject":"a"}]}}})"),
+            "p.json: $.rules.signedBy.identities[0]: want exactly one of issuer and issuerRegExp");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","subjectRegExp":"b"}]}}})"),
+            "p.json: $.rules.signedBy.identities[0]: want exactly one of subject and subjectRegExp");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","email":"x"}]}}})"),
+            "p.json: $.rules.signedBy.identities[0].email: unknown field (known: issuer, issuerRegExp, subject, subjectRegExp)");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"keys":["a.pub"],"trustedRoot":"r.json"}}})"),
+            "p.json: $.rules.signedBy.trustedRoot: only with identities");
+  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[]}}})"),
+            "p.json: $.rules.signedBy.identities: want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
+}
+
 TEST(Policy, UnknownRuleOrFieldNamesThePath) {
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"nonRot":{}}})"),
             "p.json: $.rules.nonRot: unknown rule (known: nonRoot, digestPinned, signedBy, allowedStacks, "

@@ -279,6 +279,23 @@ Result<std::vector<std::string>> Registry::ListTags(const std::string& repo) {
   return tags;
 }
 
+Result<std::optional<oci::Index>> Registry::Referrers(const std::string& repo, const oci::Digest& subject,
+                                                       const std::string& artifact_type) {
+  HttpRequest req;
+  req.url = base_url() + "/v2/" + repo + "/referrers/" + subject.str();
+  if (!artifact_type.empty()) req.url += "?artifactType=" + UrlEncode(artifact_type);
+  req.headers.push_back("Accept: application/vnd.oci.image.index.v1+json");
+  req.max_body = kMaxManifestBytes;
+  std::string what = "listing referrers of " + host_ + "/" + repo + "@" + subject.Short();
+  auto resp = Do(req, {RepoScope(repo, false)}, what);
+  if (!resp.ok()) return resp.error();
+  if (resp->status == 404) return std::optional<oci::Index>();
+  if (resp->status != 200) return ErrorFromResponse(*resp, what);
+  auto index = oci::ParseIndex(resp->body, what);
+  if (!index.ok()) return index.error();
+  return std::optional<oci::Index>(std::move(*index));
+}
+
 Result<bool> Registry::MountBlob(const std::string& repo, const std::string& from_repo, const oci::Digest& d) {
   HttpRequest req;
   req.method = "POST";

@@ -74,6 +74,11 @@ class Registry {
   Result<oci::Digest> ResolveDigest(const std::string& repo, const std::string& tag);
   Status PutManifest(const std::string& repo, const std::string& tag_or_digest, const RawManifest& m);
   Result<std::vector<std::string>> ListTags(const std::string& repo);
+  // The OCI 1.1 referrers API: the index of manifests about `subject` (asked filtered by
+  // `artifact_type` when not empty; the caller filters again, a registry may not);
+  // nullopt when the registry does not have the API (404).
+  Result<std::optional<oci::Index>> Referrers(const std::string& repo, const oci::Digest& subject,
+                                              const std::string& artifact_type);
   // Cross-repository mount: true when the registry linked the blob (201).
   Result<bool> MountBlob(const std::string& repo, const std::string& from_repo, const oci::Digest& d);
   // Pool of curl handles, one per concurrent call.

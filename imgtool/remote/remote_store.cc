@@ -36,6 +36,14 @@ Result<oci::Node> RemoteRepository::Open(const std::string& tag_or_digest) const
   return oci::OpenNode(store_, top, std::move(m->bytes));
 }
 
+Result<std::vector<oci::Descriptor>> RemoteRepository::Referrers(const oci::Digest& subject,
+                                                                 const std::string& artifact_type) const {
+  auto index = reg_->Referrers(repo_, subject, artifact_type);
+  if (!index.ok()) return index.error();
+  if (!index->has_value()) return oci::Repository::Referrers(subject, artifact_type);
+  return oci::ReferrersOfType(**index, artifact_type);
+}
+
 RegistrySink::RegistrySink(std::shared_ptr<Registry> reg, std::string repo, UploadOptions upload)
     : reg_(std::move(reg)), repo_(std::move(repo)), upload_(std::move(upload)) {}
 

@@ -41,6 +41,10 @@ class RemoteRepository : public oci::Repository {
   Result<oci::Node> Open(const std::string& tag_or_digest) const override;
   Result<std::vector<std::string>> Tags() const override { return reg_->ListTags(repo_); }
   std::shared_ptr<const oci::BlobStore> store() const override { return store_; }
+  // The referrers API (GET /v2/<repo>/referrers/<digest>); the tag schema where the
+  // registry has no such API (404).
+  Result<std::vector<oci::Descriptor>> Referrers(const oci::Digest& subject,
+                                                 const std::string& artifact_type) const override;
 
  private:
   std::shared_ptr<Registry> reg_;

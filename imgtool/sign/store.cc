@@ -53,6 +53,30 @@ Result<std::vector<SignatureLayer>> SignatureStore::Read(std::string_view suffix
   return SignatureLayers(*repo_->store(), *manifest);
 }
 
+// A Sigstore bundle is at most a few KiB; the bound is the bundle parser's.
+constexpr uint64_t kMaxReferrerBlob = 8u << 20;
+
+Result<std::vector<SignatureLayer>> SignatureStore::ReadReferrers(std::string_view artifact_type) const {
+  const std::string type(artifact_type);
+  auto found = repo_->Referrers(image_, type);
+  if (!found.ok()) return found.error();
+  std::vector<SignatureLayer> out;
+  for (const oci::Descriptor& d : *found) {
+    if (out.size() == kMaxReferrerArtifacts) break;
+    const std::string what = repo_->name() + ": referrer " + d.digest.str();
+    auto raw = repo_->store()->ReadManifest(d);
+    if (!raw.ok()) return raw.error().Context(what);
+    auto manifest = oci::ParseManifest(*raw, what);
+    if (!manifest.ok()) return manifest.error();
+    if (manifest->layers.size() != 1 || manifest->layers[0].media_type != type) continue;
+    if (!manifest->subject || manifest->subject->digest != image_) continue;
+    auto bytes = oci::ReadBlob(*repo_->store(), manifest->layers[0], kMaxReferrerBlob);
+    if (!bytes.ok()) return bytes.error().Context(what);
+    out.push_back({manifest->layers[0], *bytes});
+  }
+  return out;
+}
+
 Result<bool> SignatureStore::Append(std::string_view suffix, const SignatureLayer& layer,
                                     const std::function<bool(const SignatureLayer&)>& already_there) const {
   auto existing = Read(suffix);

@@ -19,6 +19,8 @@
 
 namespace imgtool::sign {
 
+inline constexpr size_t kMaxReferrerArtifacts = 64;
+
 class SignatureStore {
  public:
   // Resolves what the reference names (a tag becomes a digest once, here): an image, an
@@ -37,6 +39,10 @@ class SignatureStore {
 
   // Layers at sha256-<hex><suffix>; empty when there is none.
   Result<std::vector<SignatureLayer>> Read(std::string_view suffix) const;
+  // The referrers of the image with `artifact_type` whose one layer is of that media type
+  // (a Sigstore bundle stored as an OCI 1.1 artifact): that layer's bytes, checked against
+  // its digest. At most kMaxReferrerArtifacts are read; others of another shape are skipped.
+  Result<std::vector<SignatureLayer>> ReadReferrers(std::string_view artifact_type) const;
   // Appends `layer` unless `already_there` says an existing layer makes it redundant.
   // Returns whether it was appended.
   Result<bool> Append(std::string_view suffix, const SignatureLayer& layer,

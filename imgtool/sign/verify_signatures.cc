@@ -72,4 +72,22 @@ Result<SignatureVerdict> VerifyImageAttestations(const ref::Reference& ref,
              });
 }
 
+Result<SignatureVerdict> VerifyImageKeyless(const ref::Reference& ref, const KeylessPolicy& policy, bool attestation,
+                                            const std::string& predicate_type, const remote::RegistryOptions& opts) {
+  auto store = SignatureStore::Open(ref, transport::SinkOptions{opts, {}});
+  if (!store.ok()) return store.error();
+  auto legacy = store->Read(attestation ? kAttestationSuffix : kSignatureSuffix);
+  auto bundles = legacy.ok() ? store->ReadReferrers(kBundleArtifactType) : legacy;
+  for (const auto* r : {&legacy, &bundles}) {
+    if (r->ok()) continue;
+    // A signature image or referrer that is malformed or damaged is no signature: denied, with why.
+    ErrorKind k = r->error().kind;
+    if (k != ErrorKind::kIntegrity && k != ErrorKind::kInvalidInput) return r->error();
+    return SignatureVerdict{false, store->image(), r->error().message, {}, {}};
+  }
+  Decision d = attestation ? VerifyKeylessAttestations(*legacy, *bundles, store->image(), policy, predicate_type)
+                           : VerifyKeylessSignatures(*legacy, *bundles, store->image(), policy);
+  return SignatureVerdict{d.ok, store->image(), d.reason, d.verified_keys, d.signatures};
+}
+
 }  // namespace imgtool::sign

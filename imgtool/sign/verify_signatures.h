@@ -10,6 +10,7 @@
 #include "oci/digest.h"
 #include "oci/result.h"
 #include "remote/registry.h"
+#include "sign/keyless.h"
 #include "sign/verify.h"
 
 namespace imgtool::sign {
@@ -33,6 +34,12 @@ Result<SignatureVerdict> VerifyImageAttestations(const ref::Reference& ref,
                                                  const std::vector<std::string>& trusted_key_paths,
                                                  const std::string& predicate_type,
                                                  const remote::RegistryOptions& opts = {});
+
+// Keyless: signatures (or, with `attestation`, attestations of `predicate_type`) by the
+// identity `policy` names, under its trusted root, in both of cosign's storage formats
+// (legacy tags and Sigstore bundle referrers; keyless.h).
+Result<SignatureVerdict> VerifyImageKeyless(const ref::Reference& ref, const KeylessPolicy& policy, bool attestation,
+                                            const std::string& predicate_type, const remote::RegistryOptions& opts = {});
 
 // Every *.pub file in `dir`, sorted (a trust folder such as signatures/trusted/).
 Result<std::vector<std::string>> PublicKeysIn(const std::string& dir);

@@ -1,6 +1,7 @@
 #include "sigstore/keys.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -101,6 +102,34 @@ Result<Cert> ParseCertificateDer(std::string_view der, const std::string& what) 
   Cert cert(c, X509Free());
   if (p != Bytes(der) + der.size()) return MakeError(ErrorKind::kInvalidInput, what + ": bytes after the certificate");
   return cert;
+}
+
+Result<std::vector<Cert>> ParseCertificatesPem(std::string_view pem, const std::string& what, size_t max_certs) {
+  Bio in(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  std::vector<Cert> certs;
+  for (;;) {
+    char *name = nullptr, *header = nullptr;
+    unsigned char* data = nullptr;
+    long len = 0;
+    if (PEM_read_bio(in.get(), &name, &header, &data, &len) != 1) break;
+    std::string type = name;
+    std::string der(reinterpret_cast<char*>(data), static_cast<size_t>(len));
+    OPENSSL_free(name);
+    OPENSSL_free(header);
+    OPENSSL_free(data);
+    if (type != "CERTIFICATE") {
+      return MakeError(ErrorKind::kInvalidInput, what + ": PEM block '" + type + "', want 'CERTIFICATE'");
+    }
+    if (certs.size() == max_certs) {
+      return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(max_certs) + " certificates");
+    }
+    auto cert = ParseCertificateDer(der, what);
+    if (!cert.ok()) return cert.error();
+    certs.push_back(*cert);
+  }
+  ERR_clear_error();  // the loop ends on "no start line"
+  if (certs.empty()) return MakeError(ErrorKind::kInvalidInput, what + ": no PEM certificate");
+  return certs;
 }
 
 std::string CertificateDer(const Cert& cert) {

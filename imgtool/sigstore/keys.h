@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "oci/result.h"
 #include "sign/keys.h"
@@ -29,6 +30,9 @@ Result<Pkey> ParsePublicKeyDer(std::string_view der, const std::string& what);
 Result<Pkey> ParsePublicKeyPemAny(std::string_view pem, const std::string& what);
 // DER X.509 certificate; refuses trailing bytes.
 Result<Cert> ParseCertificateDer(std::string_view der, const std::string& what);
+// Every "CERTIFICATE" block of a PEM text, in order (cosign's certificate and chain
+// annotations); at most `max_certs`, none is an error.
+Result<std::vector<Cert>> ParseCertificatesPem(std::string_view pem, const std::string& what, size_t max_certs = 8);
 // The certificate's DER bytes.
 std::string CertificateDer(const Cert& cert);
 // PEM "CERTIFICATE" text of a certificate.

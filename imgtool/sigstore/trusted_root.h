@@ -40,6 +40,9 @@ struct TrustedRoot {
 inline constexpr size_t kMaxTrustedRoot = 4 << 20;
 
 Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what);
+// A trusted_root.json file (read as a user-named file: no FIFO, bounded); "" is the
+// Sigstore public-good root built into imgtool (public_good_root.h).
+Result<TrustedRoot> LoadTrustedRoot(const std::string& path);
 // Logs whose log_id is `log_id` (a log appears once per key period).
 std::vector<const LogKey*> FindLogs(const std::vector<LogKey>& logs, std::string_view log_id);
 

@@ -1,0 +1,26 @@
+// cosign's keyless verification flags, shared by verify-blob and verify:
+// --certificate-identity[-regexp], --certificate-oidc-issuer[-regexp], --trusted-root.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "oci/result.h"
+#include "sigstore/certificate.h"
+#include "sigstore/trusted_root.h"
+
+namespace imgtool::cli {
+
+struct KeylessFlags {
+  std::string identity, identity_regexp, issuer, issuer_regexp;
+  std::string trusted_root;  // "": the built-in public-good root
+
+  bool any() const { return !identity.empty() || !identity_regexp.empty() || !issuer.empty() || !issuer_regexp.empty(); }
+  // One of each pair, or kInvalidInput saying what is missing.
+  Result<sigstore::IdentityPolicy> Policy() const;
+};
+
+void AddKeylessFlags(CLI::App* cmd, KeylessFlags& f);
+
+}  // namespace imgtool::cli

@@ -1,0 +1,14 @@
+#include "fs/atomic_file.h"
+#include "sigstore/public_good_root.h"
+#include "sigstore/trusted_root.h"
+
+namespace imgtool::sigstore {
+
+Result<TrustedRoot> LoadTrustedRoot(const std::string& path) {
+  if (path.empty()) return ParseTrustedRoot(PublicGoodTrustedRoot(), "built-in public-good trusted root");
+  auto text = fs::ReadSmallFile(path, kMaxTrustedRoot);
+  if (!text.ok()) return text.error();
+  return ParseTrustedRoot(*text, path);
+}
+
+}  // namespace imgtool::sigstore
