@@ -1,0 +1,45 @@
+// Sigstore bundles (imgtool/sigstore/bundle.h) and the whole keyless verification
+// (verifier.h) behind verify-blob, `verify --certificate-identity` and signedBy
+// identities: the input is a bundle, parsed and, when it parses, verified against the
+// public-good trusted root built into imgtool, for the conformance suite's artifact (so a
+// seed from the suite gets past the signature to the log, timestamp and certificate
+// checks) and for its digest alone.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_util.h"
+#include "sigstore/public_good_root.h"
+#include "sigstore/verifier.h"
+
+namespace {
+
+using namespace imgtool;  // NOLINT(google-build-using-namespace): a harness
+
+// tests/fixtures/sigstore/conformance/a.txt, the file the suite's bundles sign.
+constexpr char kArtifact[] =
+    "DO NOT MODIFY ME!\n\nthis is \"a.txt\", a sample input for sigstore-conformance's test suite.\n\n"
+    "DO NOT MODIFY ME!\n";
+
+const sigstore::TrustedRoot& Root() {
+  static const sigstore::TrustedRoot root = [] {
+    auto r = sigstore::ParseTrustedRoot(sigstore::PublicGoodTrustedRoot(), "public-good");
+    if (!r.ok()) std::abort();
+    return *r;
+  }();
+  return root;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto bundle = sigstore::ParseBundle(fuzz::Bytes(data, size), "fuzzed bundle");
+  if (!bundle.ok()) return 0;
+  sigstore::VerifyPolicy policy;
+  policy.identity = sigstore::IdentityPolicy{
+      "", "^https://github.com/sigstore-conformance/.*$", "https://token.actions.githubusercontent.com", ""};
+  const sigstore::Artifact artifact = sigstore::ArtifactOf(std::string(kArtifact, sizeof(kArtifact) - 1));
+  (void)sigstore::VerifyBundle(*bundle, Root(), artifact, policy);
+  (void)sigstore::VerifyBundle(*bundle, Root(), sigstore::Artifact{artifact.sha256, std::nullopt}, policy);
+  return 0;
+}
