@@ -18,8 +18,10 @@ std::string RefName(const oci::Descriptor& d) {
 
 bool IsReferrerTag(const std::string& tag) {
   static const std::string kPrefix = "sha256-";
-  if (tag.rfind(kPrefix, 0) != 0 || tag.size() < kPrefix.size() + 64 + 2) return false;
-  if (tag.find_first_not_of("0123456789abcdef", kPrefix.size()) != kPrefix.size() + 64) return false;
+  if (tag.rfind(kPrefix, 0) != 0 || tag.size() < kPrefix.size() + 64) return false;
+  size_t end = tag.find_first_not_of("0123456789abcdef", kPrefix.size());
+  if (end == std::string::npos) return tag.size() == kPrefix.size() + 64;  // the referrers tag schema
+  if (end != kPrefix.size() + 64) return false;
   std::string suffix = tag.substr(kPrefix.size() + 64);
   return suffix == ".sbom" || suffix == ".sig" || suffix == ".att";
 }

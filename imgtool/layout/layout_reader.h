@@ -39,7 +39,8 @@ Result<oci::Descriptor> ResolveManifest(const std::string& dir, const std::strin
 Result<std::string> ReadVerifiedBlob(const std::string& dir, const oci::Descriptor& desc,
                                      int64_t max_bytes = 64 << 20);
 
-// "sha256-<64 hex>.sig", ".att", ".sbom": cosign's tags for artifacts about an image.
+// "sha256-<64 hex>.sig", ".att", ".sbom": cosign's tags for artifacts about an image;
+// "sha256-<64 hex>" alone: the OCI 1.1 referrers tag schema.
 bool IsReferrerTag(const std::string& tag);
 
 }  // namespace imgtool::layout
