@@ -81,8 +81,13 @@ sign inst --identity "$id" --issuer "$issuer" --artifact artifact.bin --out past
 verify_ok past.json artifact.bin
 peer 0 past.json artifact.bin
 pass "signed an hour ago by a certificate long expired now, stamped and logged inside its ten minutes: both verify"
-# (At notAfter itself the verifiers differ: OpenSSL counts notAfter as exclusive, Go and
-# Python's cryptography as inclusive; imgtool/sigstore/README.md says so. Not checked here.)
+# notAfter is the certificate's last valid second (Go's x509, sigstore-python): a log time
+# of exactly notAfter verifies in both, one second later is refused by both (below).
+sign inst --identity "$id" --issuer "$issuer" --artifact artifact.bin --out edge.json --time "$past" \
+  --log-time $((past + 600))
+verify_ok edge.json artifact.bin
+peer 0 edge.json artifact.bin
+pass "logged at exactly the certificate's notAfter: both verify"
 
 # What is refused.
 denied "certificate subject" msg.json artifact.bin https://github.com/imgtool-test/other/.github/workflows/x.yml@refs/heads/main
@@ -103,7 +108,7 @@ pass "a bundle from another instance (another CA, log, CT log): both refuse it u
 # One piece of trust swapped at a time, the rest the first instance's: each check alone.
 jq --slurpfile o "$WORK/other/trusted_root.json" '.certificateAuthorities = $o[0].certificateAuthorities' \
   "$root" >other_ca.json
-denied "no certificate authority of the trusted root issued it" msg.json artifact.bin "$id" "$issuer" "$WORK/other_ca.json"
+denied "does not chain to a certificate authority of the trusted root" msg.json artifact.bin "$id" "$issuer" "$WORK/other_ca.json"
 pass "another CA (log and CT log trusted): imgtool refuses [imgtool: $REASON]"
 jq --slurpfile o "$WORK/other/trusted_root.json" '.ctlogs = $o[0].ctlogs' "$root" >other_ct.json
 denied "SCT" msg.json artifact.bin "$id" "$issuer" "$WORK/other_ct.json"

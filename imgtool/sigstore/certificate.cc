@@ -69,6 +69,18 @@ Result<Cert> BuildPath(X509* leaf, const CertAuthority& ca, Time at) {
   return Cert(issuer, X509Free());
 }
 
+// The time the path is checked at. Go's x509 (so cosign and sigstore-go) and
+// sigstore-python take notAfter as the last valid second; OpenSSL takes it as already
+// expired. At exactly the leaf's notAfter, the path is checked one second earlier, which
+// is still inside the leaf's validity (notBefore < notAfter).
+Time PathTime(X509* leaf, Time at) {
+  ASN1_TIME* at_asn1 = ASN1_TIME_set(nullptr, static_cast<time_t>(at));
+  int day = 0, sec = 1;
+  bool same = at_asn1 != nullptr && ASN1_TIME_diff(&day, &sec, at_asn1, X509_get0_notAfter(leaf)) == 1;
+  ASN1_TIME_free(at_asn1);
+  return same && day == 0 && sec == 0 ? at - 1 : at;
+}
+
 }  // namespace
 
 Status CheckLeaf(const Cert& leaf) {
@@ -99,13 +111,13 @@ Result<VerifiedChain> VerifyChain(const std::vector<Cert>& certs, const TrustedR
   for (const CertAuthority& ca : root.certificate_authorities) {
     if (!ca.valid_for.Contains(at)) continue;
     any_valid = true;
-    auto issuer = BuildPath(certs[0].get(), ca, at);
+    auto issuer = BuildPath(certs[0].get(), ca, PathTime(certs[0].get(), at));
     if (issuer.ok()) return VerifiedChain{&ca, *issuer};
     if (issuer.error().kind == ErrorKind::kInternal) return issuer.error();
     why += (why.empty() ? "" : "; ") + issuer.error().message;
   }
   if (!any_valid) return Denied("no certificate authority of the trusted root is valid at " + FormatRfc3339(at));
-  return Denied("no certificate authority of the trusted root issued it, valid at " + FormatRfc3339(at) + " (" + why +
+  return Denied("it does not chain to a certificate authority of the trusted root at " + FormatRfc3339(at) + " (" + why +
                 ")");
 }
 

@@ -138,7 +138,8 @@ Status CheckTimes(const Bundle& b, const TrustedRoot& root, const Signer& signer
     out->times.push_back({*t, "RFC 3161 timestamp " + std::to_string(i)});
   }
   if (out->times.empty()) {
-    return Denied("no verified signing time: the log entries carry no integrated time and there is no timestamp");
+    return Denied("no verified signing time: no log entry has an integrated time signed by its log (an inclusion "
+                  "promise), and there is no timestamp");
   }
   return Status::Ok();
 }
