@@ -20,7 +20,8 @@ namespace imgtool::policy {
 const std::vector<std::string>& StackComponents();
 
 // A keyless signer, as policy-controller and Kyverno name one: the OIDC issuer and the
-// certificate's subject (SAN), each exactly or as a whole-match regexp.
+// certificate's subject (SAN), each exactly or as a regexp (searched for, as cosign and
+// policy-controller do: anchor it with ^ and $).
 struct IdentityRule {
   std::string issuer, issuer_regexp;
   std::string subject, subject_regexp;

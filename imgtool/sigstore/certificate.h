@@ -32,7 +32,8 @@ Result<CertIdentity> ReadIdentity(const Cert& leaf);
 // What the verifier asks for (cosign's --certificate-identity[-regexp] and
 // --certificate-oidc-issuer[-regexp]). Exactly one of subject / subject_regexp, and one of
 // issuer / issuer_regexp, are set (else kInvalidInput). Regexps (std::regex ECMAScript)
-// must match the whole value, as in cosign.
+// are searched for, as cosign and sigstore-go do (Go's MatchString): anchor them with ^
+// and $ to cover the whole value.
 struct IdentityPolicy {
   std::string subject, subject_regexp;
   std::string issuer, issuer_regexp;

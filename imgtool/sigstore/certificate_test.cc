@@ -187,10 +187,12 @@ TEST(Identity, MatchExactAndRegexp) {
                   "https://token.actions.githubusercontent.com"};
   EXPECT_TRUE(MatchIdentity(id, {id.subject, "", id.issuer, ""}).ok());
   EXPECT_TRUE(MatchIdentity(id, {"", R"(https://github\.com/o/.*)", "", R"(https://token\.actions\..*)"}).ok());
-  // Full match: a regexp matching only a part is not enough.
-  auto part = MatchIdentity(id, {"", "github", id.issuer, ""});
-  ASSERT_FALSE(part.ok());
-  EXPECT_EQ(part.error().kind, ErrorKind::kDenied);
+  // As cosign (Go's MatchString): a regexp is searched for; anchors make it whole.
+  EXPECT_TRUE(MatchIdentity(id, {"", "github", id.issuer, ""}).ok());
+  auto anchored = MatchIdentity(id, {"", "^github", id.issuer, ""});
+  ASSERT_FALSE(anchored.ok());
+  EXPECT_EQ(anchored.error().kind, ErrorKind::kDenied);
+  EXPECT_FALSE(MatchIdentity(id, {"", "^https://github\\.com/o/r/$", id.issuer, ""}).ok());
   auto other = MatchIdentity(id, {"https://github.com/o/other", "", id.issuer, ""});
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().kind, ErrorKind::kDenied);

@@ -139,12 +139,14 @@ Status MatchOne(const std::string& what, const std::string& found, const std::st
   }
   try {
     std::regex re(pattern, std::regex::ECMAScript);
-    if (std::regex_match(found, re)) return Status::Ok();
+    // A search, as cosign's and sigstore-go's Go regexp MatchString: a pattern that must
+    // cover the whole value says so with ^ and $.
+    if (std::regex_search(found, re)) return Status::Ok();
   } catch (const std::regex_error& e) {
     return MakeError(ErrorKind::kInvalidInput, "identity policy: " + what + " regexp '" + pattern + "': " + e.what());
   }
   return MakeError(ErrorKind::kDenied,
-                   "certificate " + what + " is '" + found + "', want a full match of regexp '" + pattern + "'");
+                   "certificate " + what + " is '" + found + "', want a match of regexp '" + pattern + "'");
 }
 
 }  // namespace
