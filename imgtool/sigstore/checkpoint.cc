@@ -73,14 +73,6 @@ Result<int64_t> ParseSize(std::string_view s) {
   return n;
 }
 
-std::string SpkiDer(const Pkey& key) {
-  unsigned char* der = nullptr;
-  int n = i2d_PUBKEY(key.get(), &der);
-  if (n <= 0) return "";
-  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
-  OPENSSL_free(der);
-  return out;
-}
 
 // Rekor v1 writes "<host> - <decimal tree id>" as the origin (sigstore-go tells the two
 // kinds of checkpoint apart the same way).
@@ -157,7 +149,7 @@ std::string NoteKeyHint(std::string_view name, const Pkey& key) {
   } else if (EVP_PKEY_is_a(key.get(), "RSA")) {
     in += '\xff';
     in += "PKIX-RSA-PKCS#1v1.5";
-    in += SpkiDer(key);
+    in += PublicKeyDer(key);
   } else {
     return KeyId(key).substr(0, 4);
   }

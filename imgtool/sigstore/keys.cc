@@ -7,6 +7,8 @@
 #include <openssl/rsa.h>
 #include <openssl/sha.h>
 
+#include <optional>
+
 namespace imgtool::sigstore {
 
 namespace {
@@ -50,6 +52,25 @@ bool Supported(EVP_PKEY* k) {
   return HashFor(k) != nullptr;
 }
 
+// The next PEM block of `in`: its type and DER body; nullopt at the end (or on junk).
+struct PemBlock {
+  std::string type, body;
+};
+std::optional<PemBlock> NextPem(BIO* in) {
+  char *name = nullptr, *header = nullptr;
+  unsigned char* data = nullptr;
+  long len = 0;
+  if (PEM_read_bio(in, &name, &header, &data, &len) != 1) {
+    ERR_clear_error();  // "no start line" ends every read
+    return std::nullopt;
+  }
+  PemBlock b{name, std::string(reinterpret_cast<char*>(data), static_cast<size_t>(len))};
+  OPENSSL_free(name);
+  OPENSSL_free(header);
+  OPENSSL_free(data);
+  return b;
+}
+
 std::string BioString(BIO* b) {
   char* data = nullptr;
   long n = BIO_get_mem_data(b, &data);
@@ -78,21 +99,12 @@ Result<Pkey> ParsePublicKeyDer(std::string_view der, const std::string& what) {
 
 Result<Pkey> ParsePublicKeyPemAny(std::string_view pem, const std::string& what) {
   Bio in(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  char *name = nullptr, *header = nullptr;
-  unsigned char* data = nullptr;
-  long len = 0;
-  if (PEM_read_bio(in.get(), &name, &header, &data, &len) != 1) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": not a PEM file");
+  auto block = NextPem(in.get());
+  if (!block) return MakeError(ErrorKind::kInvalidInput, what + ": not a PEM file");
+  if (block->type != "PUBLIC KEY") {
+    return MakeError(ErrorKind::kInvalidInput, what + ": PEM type is '" + block->type + "', want 'PUBLIC KEY'");
   }
-  std::string type = name;
-  std::string body(reinterpret_cast<char*>(data), static_cast<size_t>(len));
-  OPENSSL_free(name);
-  OPENSSL_free(header);
-  OPENSSL_free(data);
-  if (type != "PUBLIC KEY") {
-    return MakeError(ErrorKind::kInvalidInput, what + ": PEM type is '" + type + "', want 'PUBLIC KEY'");
-  }
-  return ParsePublicKeyDer(body, what);
+  return ParsePublicKeyDer(block->body, what);
 }
 
 Result<Cert> ParseCertificateDer(std::string_view der, const std::string& what) {
@@ -107,27 +119,17 @@ Result<Cert> ParseCertificateDer(std::string_view der, const std::string& what) 
 Result<std::vector<Cert>> ParseCertificatesPem(std::string_view pem, const std::string& what, size_t max_certs) {
   Bio in(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   std::vector<Cert> certs;
-  for (;;) {
-    char *name = nullptr, *header = nullptr;
-    unsigned char* data = nullptr;
-    long len = 0;
-    if (PEM_read_bio(in.get(), &name, &header, &data, &len) != 1) break;
-    std::string type = name;
-    std::string der(reinterpret_cast<char*>(data), static_cast<size_t>(len));
-    OPENSSL_free(name);
-    OPENSSL_free(header);
-    OPENSSL_free(data);
-    if (type != "CERTIFICATE") {
-      return MakeError(ErrorKind::kInvalidInput, what + ": PEM block '" + type + "', want 'CERTIFICATE'");
+  while (auto block = NextPem(in.get())) {
+    if (block->type != "CERTIFICATE") {
+      return MakeError(ErrorKind::kInvalidInput, what + ": PEM block '" + block->type + "', want 'CERTIFICATE'");
     }
     if (certs.size() == max_certs) {
       return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(max_certs) + " certificates");
     }
-    auto cert = ParseCertificateDer(der, what);
+    auto cert = ParseCertificateDer(block->body, what);
     if (!cert.ok()) return cert.error();
     certs.push_back(*cert);
   }
-  ERR_clear_error();  // the loop ends on "no start line"
   if (certs.empty()) return MakeError(ErrorKind::kInvalidInput, what + ": no PEM certificate");
   return certs;
 }
@@ -172,13 +174,15 @@ std::string Sha256(std::string_view bytes) {
   return std::string(reinterpret_cast<char*>(out), sizeof(out));
 }
 
-std::string KeyId(const Pkey& key) {
+std::string PublicKeyDer(const Pkey& key) {
   unsigned char* der = nullptr;
   int n = i2d_PUBKEY(key.get(), &der);
   if (n <= 0) return "";
-  std::string id = Sha256(std::string_view(reinterpret_cast<char*>(der), static_cast<size_t>(n)));
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
   OPENSSL_free(der);
-  return id;
+  return out;
 }
+
+std::string KeyId(const Pkey& key) { return Sha256(PublicKeyDer(key)); }
 
 }  // namespace imgtool::sigstore

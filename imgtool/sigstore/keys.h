@@ -46,6 +46,8 @@ bool VerifyDigest(const Pkey& key, std::string_view digest, std::string_view sig
 
 // sha256 of the bytes, raw (32 bytes).
 std::string Sha256(std::string_view bytes);
+// The key's DER SubjectPublicKeyInfo ("" if it cannot be encoded).
+std::string PublicKeyDer(const Pkey& key);
 // The log ID Rekor and CT logs use: sha256 of the key's DER SubjectPublicKeyInfo.
 std::string KeyId(const Pkey& key);
 

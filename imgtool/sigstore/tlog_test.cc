@@ -122,14 +122,6 @@ struct Case {
   std::string verifier_der;     // the leaf certificate, or key.pub as DER SPKI
 };
 
-std::string SpkiDer(const Pkey& key) {
-  unsigned char* der = nullptr;
-  int n = i2d_PUBKEY(key.get(), &der);
-  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
-  OPENSSL_free(der);
-  return out;
-}
-
 Case Load(const std::string& name) {
   const std::filesystem::path dir = kCases / name;
   Case c;
@@ -148,7 +140,7 @@ Case Load(const std::string& name) {
   } else if (std::filesystem::exists(dir / "key.pub")) {
     auto key = ParsePublicKeyPemAny(Slurp(dir / "key.pub"), "key.pub");
     EXPECT_TRUE(key.ok()) << name;
-    if (key.ok()) c.verifier_der = SpkiDer(*key);
+    if (key.ok()) c.verifier_der = PublicKeyDer(*key);
   }
   return c;
 }

@@ -17,14 +17,6 @@ namespace {
 
 Error Denied(const std::string& why) { return MakeError(ErrorKind::kDenied, why); }
 
-std::string SpkiDer(const Pkey& key) {
-  unsigned char* der = nullptr;
-  int n = i2d_PUBKEY(key.get(), &der);
-  if (n <= 0) return "";
-  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(n));
-  OPENSSL_free(der);
-  return out;
-}
 
 // The key that must have made the signature, and the bytes the log recorded as the
 // verifier (the certificate's DER, or the key's SPKI).
@@ -37,7 +29,7 @@ Result<Signer> SignerOf(const Bundle& b, const VerifyPolicy& policy) {
     if (!b.certificates.empty()) {
       return Denied("the bundle is signed with a certificate (keyless); verify it with an identity, not --key");
     }
-    return Signer{policy.key, SpkiDer(policy.key)};
+    return Signer{policy.key, PublicKeyDer(policy.key)};
   }
   if (b.has_public_key || b.certificates.empty()) {
     return Denied("the bundle is signed with a key (hint '" + b.public_key_hint.substr(0, 64) +

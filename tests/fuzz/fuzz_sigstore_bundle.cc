@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz_sigstore.h"
 #include "fuzz_util.h"
-#include "sigstore/public_good_root.h"
 #include "sigstore/verifier.h"
 
 namespace {
@@ -21,15 +21,6 @@ constexpr char kArtifact[] =
     "DO NOT MODIFY ME!\n\nthis is \"a.txt\", a sample input for sigstore-conformance's test suite.\n\n"
     "DO NOT MODIFY ME!\n";
 
-const sigstore::TrustedRoot& Root() {
-  static const sigstore::TrustedRoot root = [] {
-    auto r = sigstore::ParseTrustedRoot(sigstore::PublicGoodTrustedRoot(), "public-good");
-    if (!r.ok()) std::abort();
-    return *r;
-  }();
-  return root;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   policy.identity = sigstore::IdentityPolicy{
       "", "^https://github.com/sigstore-conformance/.*$", "https://token.actions.githubusercontent.com", ""};
   const sigstore::Artifact artifact = sigstore::ArtifactOf(std::string(kArtifact, sizeof(kArtifact) - 1));
-  (void)sigstore::VerifyBundle(*bundle, Root(), artifact, policy);
-  (void)sigstore::VerifyBundle(*bundle, Root(), sigstore::Artifact{artifact.sha256, std::nullopt}, policy);
+  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), artifact, policy);
+  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), sigstore::Artifact{artifact.sha256, std::nullopt}, policy);
   return 0;
 }

@@ -5,27 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz_sigstore.h"
 #include "fuzz_util.h"
 #include "sigstore/checkpoint.h"
-#include "sigstore/public_good_root.h"
-
-namespace {
-
-const imgtool::sigstore::TrustedRoot& Root() {
-  static const imgtool::sigstore::TrustedRoot root = [] {
-    auto r = imgtool::sigstore::ParseTrustedRoot(imgtool::sigstore::PublicGoodTrustedRoot(), "public-good");
-    if (!r.ok()) std::abort();
-    return *r;
-  }();
-  return root;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view note = imgtool::fuzz::Bytes(data, size);
   auto parsed = imgtool::sigstore::ParseSignedNote(note);
   if (parsed.ok()) (void)imgtool::sigstore::ParseCheckpoint(parsed->text);
-  for (const auto& log : Root().tlogs) (void)imgtool::sigstore::VerifyCheckpoint(note, log);
+  for (const auto& log : imgtool::fuzz::PublicGoodRoot().tlogs) (void)imgtool::sigstore::VerifyCheckpoint(note, log);
   return 0;
 }
