@@ -54,3 +54,17 @@ printf '%-28s %8s %8s\n' "sigstore-conformance" passed expected
 printf '%-28s %8s %8s\n' "bundle-verify (offline)" "$right" "$total"
 ((${#wrong[@]} == 0)) || fail "${#wrong[@]} cases wrong: ${wrong[*]}"
 pass "all $total conformance cases as the suite expects"
+
+# verify-blob's own surface: --json, a digest for the file, the built-in public-good root.
+happy=$cases/happy-path-v0.3
+out=$("$IMGTOOL" verify-blob --json --bundle "$happy/bundle.sigstore.json" --certificate-identity "$default_identity" \
+  --certificate-oidc-issuer "$default_issuer" "sha256:$(sha256sum "$cases/a.txt" | cut -c1-64)")
+assert_eq "$(jq -c '[.verified, .signer, .issuer, .times[0].time, (.logEntries | length)]' <<<"$out")" \
+  "[true,\"$default_identity\",\"$default_issuer\",\"2024-03-19T17:26:26Z\",1]" "--json of a verified bundle"
+expect_exit 5 verify-blob --json --bundle "$happy/bundle.sigstore.json" --certificate-identity someone@example.com \
+  --certificate-oidc-issuer "$default_issuer" "$cases/a.txt"
+assert_eq "$(jq -r .verified <<<"$OUTPUT")" false "--json of a refusal"
+assert_contains "$(jq -r .error <<<"$OUTPUT")" "want 'someone@example.com'" "--json names the reason"
+expect_exit 2 verify-blob --bundle "$happy/bundle.sigstore.json" "$cases/a.txt"
+assert_contains "$OUTPUT" "needs one of --certificate-identity" "no identity given"
+pass "verify-blob: --json (verified and refused), sha256:HEX for the file, the built-in root, usage errors exit 2"
