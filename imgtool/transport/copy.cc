@@ -4,7 +4,7 @@ namespace imgtool::transport {
 
 std::vector<std::string> ArtifactTags(const oci::Digest& d) {
   std::string base = "sha256-" + d.hex();
-  return {base + ".sig", base + ".att", base + ".sbom"};
+  return {base + ".sig", base + ".att", base + ".sbom", base};
 }
 
 Result<std::vector<std::string>> WriteArtifacts(const oci::Node& node, const oci::Repository& from, oci::Sink& sink,

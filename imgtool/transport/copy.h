@@ -28,7 +28,9 @@ struct CopyReport : WriteReport {
 
 Result<CopyReport> Copy(const ref::Reference& src, const ref::Reference& dst, const CopyOptions& opts);
 
-// The tags cosign gives what it knows about the manifest `d`: sha256-<hex>.sig, .att, .sbom.
+// The tags cosign gives what it knows about the manifest `d`: sha256-<hex>.sig, .att, .sbom,
+// and sha256-<hex> itself, the OCI 1.1 referrers tag schema's index (Sigstore bundles and
+// other artifacts whose subject is `d`, written there by registries without the API).
 std::vector<std::string> ArtifactTags(const oci::Digest& d);
 
 // Writes the sibling artifacts of every manifest of `node` found in `from` into `sink`
