@@ -33,9 +33,10 @@ std::string Seconds(std::chrono::milliseconds t) {
 Status WaitWithDeadline(const WaitHooks& hooks, std::chrono::milliseconds timeout, const std::string& what) {
   const auto started = Clock::now();
   // Saturated: milliseconds::max() (no communicator, nothing to time out) must not wrap.
-  const auto deadline = timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - started)
-                            ? Clock::time_point::max()
-                            : started + timeout;
+  const auto deadline =
+      timeout >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - started)
+          ? Clock::time_point::max()
+          : started + timeout;
   auto nap = std::chrono::microseconds(10);
   for (;;) {
     // The communicator first: an error NCCL reports is never hidden by an event that fired.

@@ -15,8 +15,8 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 struct Fake {
-  int polls = 0;        // calls of done
-  int done_after = -1;  // done from this poll on; -1: never
+  int polls = 0;         // calls of done
+  int done_after = -1;   // done from this poll on; -1: never
   int error_after = -1;  // comm_error fails from this poll on; -1: never
   int aborts = 0;
 
@@ -28,8 +28,9 @@ struct Fake {
     };
     h.comm_error = [this]() -> Status {
       if (error_after >= 0 && polls + 1 >= error_after) {
-        return MakeError(ErrorKind::kTransport, "ncclCommGetAsyncError: remote process exited or there was a network "
-                                                "error (peer 10.0.0.2<41234>)");
+        return MakeError(ErrorKind::kTransport,
+                         "ncclCommGetAsyncError: remote process exited or there was a network "
+                         "error (peer 10.0.0.2<41234>)");
       }
       return Status::Ok();
     };

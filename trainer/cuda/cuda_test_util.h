@@ -41,11 +41,11 @@ inline const DeviceProblem& NoDevice() {
 // Skips the test, naming the reason, when there is no device (ctest then counts it as
 // skipped: SKIP_REGULAR_EXPRESSION in trainer/CMakeLists.txt); fails it when there is one
 // this build cannot use (an old driver, an older GPU than the build's architecture).
-#define REQUIRE_GPU()                                                         \
-  do {                                                                        \
-    const auto& require_gpu_p_ = ::trainer::cuda::testing::NoDevice();        \
-    if (require_gpu_p_.skip) GTEST_SKIP() << require_gpu_p_.why;              \
-    if (!require_gpu_p_.why.empty()) GTEST_FAIL() << require_gpu_p_.why;      \
+#define REQUIRE_GPU()                                                    \
+  do {                                                                   \
+    const auto& require_gpu_p_ = ::trainer::cuda::testing::NoDevice();   \
+    if (require_gpu_p_.skip) GTEST_SKIP() << require_gpu_p_.why;         \
+    if (!require_gpu_p_.why.empty()) GTEST_FAIL() << require_gpu_p_.why; \
   } while (0)
 
 #define ASSERT_OK(expr)                                             \

@@ -25,12 +25,19 @@ CudaCall Call(cudaError_t e) {
   if (e == cudaSuccess) return {};
   CudaCode code = CudaCode::kOther;
   switch (e) {
-    case cudaErrorNoDevice: code = CudaCode::kNoDevice; break;
-    case cudaErrorInsufficientDriver: code = CudaCode::kInsufficientDriver; break;
+    case cudaErrorNoDevice:
+      code = CudaCode::kNoDevice;
+      break;
+    case cudaErrorInsufficientDriver:
+      code = CudaCode::kInsufficientDriver;
+      break;
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidDeviceFunction:
-    case cudaErrorUnsupportedPtxVersion: code = CudaCode::kNoKernelImage; break;
-    default: break;
+    case cudaErrorUnsupportedPtxVersion:
+      code = CudaCode::kNoKernelImage;
+      break;
+    default:
+      break;
   }
   return {code, std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")"};
 }
@@ -44,11 +51,11 @@ std::string Libraries() {
   cublasGetProperty(PATCH_LEVEL, &blas[2]);
   ncclGetVersion(&nccl);
   const size_t dnn = cudnnGetVersion();  // 91900 = 9.19.0
-  return "CUDA runtime " + CudaVersionString(rt) + ", driver " + CudaVersionString(drv) + "; cuBLAS " + std::to_string(blas[0]) +
-         "." + std::to_string(blas[1]) + "." + std::to_string(blas[2]) + "; cuDNN " + std::to_string(dnn / 10000) +
-         "." + std::to_string(dnn % 10000 / 100) + "." + std::to_string(dnn % 100) + "; NCCL " +
-         std::to_string(nccl / 10000) + "." + std::to_string(nccl % 10000 / 100) + "." + std::to_string(nccl % 100) +
-         " (NCCL_ALGO=" + Env("NCCL_ALGO") + ", NCCL_PROTO=" + Env("NCCL_PROTO") +
+  return "CUDA runtime " + CudaVersionString(rt) + ", driver " + CudaVersionString(drv) + "; cuBLAS " +
+         std::to_string(blas[0]) + "." + std::to_string(blas[1]) + "." + std::to_string(blas[2]) + "; cuDNN " +
+         std::to_string(dnn / 10000) + "." + std::to_string(dnn % 10000 / 100) + "." + std::to_string(dnn % 100) +
+         "; NCCL " + std::to_string(nccl / 10000) + "." + std::to_string(nccl % 10000 / 100) + "." +
+         std::to_string(nccl % 100) + " (NCCL_ALGO=" + Env("NCCL_ALGO") + ", NCCL_PROTO=" + Env("NCCL_PROTO") +
          "; allgather only: the gradient sum is the trainer's fixed tree, whatever NCCL picks)";
 }
 

@@ -23,7 +23,8 @@ std::string Facts(const DeviceQuery& q) {
 }
 
 Error Unusable(const DeviceQuery& q, const std::string& problem, const std::string& fix) {
-  return MakeError(ErrorKind::kInternal, "--backend cuda: unusable CUDA device: " + problem + "; " + Facts(q) + "; " + fix);
+  return MakeError(ErrorKind::kInternal,
+                   "--backend cuda: unusable CUDA device: " + problem + "; " + Facts(q) + "; " + fix);
 }
 
 std::string Rebuild(const DeviceQuery& q) {

@@ -29,15 +29,15 @@ struct CudaCall {
 };
 
 struct DeviceQuery {
-  CudaCall count_call;      // cudaGetDeviceCount
-  int count = 0;            // visible devices
-  int driver_version = 0;   // cudaDriverGetVersion: 12040 = CUDA 12.4; 0 = no driver installed
-  int runtime_version = 0;  // cudaRuntimeGetVersion: 13000 = CUDA 13.0
+  CudaCall count_call;        // cudaGetDeviceCount
+  int count = 0;              // visible devices
+  int driver_version = 0;     // cudaDriverGetVersion: 12040 = CUDA 12.4; 0 = no driver installed
+  int runtime_version = 0;    // cudaRuntimeGetVersion: 13000 = CUDA 13.0
   bool device_nodes = false;  // /dev/nvidiactl or /dev/nvidia0 exists (a GPU is attached)
-  int built_sm = 0;         // the lowest architecture the kernels were built for (90 = sm_90); 0: unknown
+  int built_sm = 0;           // the lowest architecture the kernels were built for (90 = sm_90); 0: unknown
   // The device the rank uses; filled only when count_call is kOk and count > 0.
   int device = 0;
-  std::string name;     // "NVIDIA H200"
+  std::string name;          // "NVIDIA H200"
   int major = 0, minor = 0;  // compute capability
   CudaCall kernel_call;      // cudaFuncGetAttributes on one of ops.cu's kernels
 };

@@ -87,8 +87,8 @@ TEST(DeviceCheck, OldDriverIsExit70) {
 
 // A GPU is attached (/dev/nvidia*) but the driver library is missing: not a skip.
 TEST(DeviceCheck, GpuWithoutDriverLibraryIsExit70) {
-  Status s = ClassifyDevice(CountFailed(CudaCode::kInsufficientDriver, "insufficient (cudaErrorInsufficientDriver)",
-                                        0, true));
+  Status s =
+      ClassifyDevice(CountFailed(CudaCode::kInsufficientDriver, "insufficient (cudaErrorInsufficientDriver)", 0, true));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(Exit(s), 70);
   EXPECT_NE(s.error().message.find("with /dev/nvidia* present; driver none installed, runtime CUDA 13.0"),
