@@ -13,7 +13,11 @@ Result<std::string> Probe(int rank) {
   return info->description;
 }
 
-StepFactory Factory() { return MakeCudaStepFactory(); }
+StepFactory Factory(std::chrono::milliseconds collective_timeout) {
+  CudaStepOptions options;
+  options.collective_timeout = collective_timeout;
+  return MakeCudaStepFactory(options);
+}
 
 const Backend kBackend = {kBackendAbi, &Probe, &Factory};
 

@@ -6,6 +6,7 @@
 // stale plugin from another build.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "core/result.h"
@@ -13,15 +14,16 @@
 
 namespace trainer::cuda {
 
-constexpr int kBackendAbi = 1;
+constexpr int kBackendAbi = 2;  // 2: step_factory takes the collective timeout
 
 struct Backend {
   int abi = kBackendAbi;
   // The device rank `rank` would use, the libraries and the NCCL settings (one line), or
   // why there is none: "--backend cuda: no CUDA device (cudaGetDeviceCount: ...)".
   Result<std::string> (*probe)(int rank) = nullptr;
-  // Train's step factory (train/step_runner.h): a CudaStep (cuda/step_cuda.h) per rank.
-  StepFactory (*step_factory)() = nullptr;
+  // Train's step factory (train/step_runner.h): a CudaStep (cuda/step_cuda.h) per rank,
+  // whose waits fail after `collective_timeout` (--collective-timeout) instead of hanging.
+  StepFactory (*step_factory)(std::chrono::milliseconds collective_timeout) = nullptr;
 };
 
 }  // namespace trainer::cuda

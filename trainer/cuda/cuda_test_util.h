@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -17,24 +19,33 @@
 
 namespace trainer::cuda::testing {
 
-// Why this machine cannot run GPU tests ("no CUDA device (cudaGetDeviceCount: ...)"), or
-// "" when it can.
-inline const std::string& NoDevice() {
-  static const std::string why = [] {
+// Why this machine cannot run GPU tests, "" when it can: ProbeDevice's message without
+// "--backend cuda: ", e.g. "no CUDA device (cudaGetDeviceCount: ...)" or "unusable CUDA
+// device: ...". `skip` says which: only "no device" may be a skip (cuda/device_check.h).
+struct DeviceProblem {
+  std::string why;
+  bool skip = false;
+};
+inline const DeviceProblem& NoDevice() {
+  static const DeviceProblem problem = [] {
     auto p = ProbeDevice(0);
-    if (p.ok()) return std::string();
+    if (p.ok()) return DeviceProblem{};
     const std::string& m = p.error().message;
     const std::string prefix = "--backend cuda: ";
-    return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
+    return DeviceProblem{m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m,
+                         p.error().kind == ErrorKind::kInvalidInput};
   }();
-  return why;
+  return problem;
 }
 
 // Skips the test, naming the reason, when there is no device (ctest then counts it as
-// skipped: SKIP_REGULAR_EXPRESSION in trainer/CMakeLists.txt).
-#define REQUIRE_GPU()                                                                                        \
-  do {                                                                                                       \
-    if (!::trainer::cuda::testing::NoDevice().empty()) GTEST_SKIP() << ::trainer::cuda::testing::NoDevice(); \
+// skipped: SKIP_REGULAR_EXPRESSION in trainer/CMakeLists.txt); fails it when there is one
+// this build cannot use (an old driver, an older GPU than the build's architecture).
+#define REQUIRE_GPU()                                                    \
+  do {                                                                   \
+    const auto& require_gpu_p_ = ::trainer::cuda::testing::NoDevice();   \
+    if (require_gpu_p_.skip) GTEST_SKIP() << require_gpu_p_.why;         \
+    if (!require_gpu_p_.why.empty()) GTEST_FAIL() << require_gpu_p_.why; \
   } while (0)
 
 #define ASSERT_OK(expr)                                             \
@@ -97,7 +108,7 @@ inline std::vector<float> Uniform(size_t n, std::mt19937& rng, float lo = -1, fl
 struct Parity {
   double max_rel = 0;  // max |gpu - cpu| / max |cpu|; infinite when any value is NaN or inf
   size_t bad = 0;      // NaN or inf on either side
-  size_t unequal = 0;  // elements whose values differ at all
+  size_t unequal = 0;  // elements whose bits differ (-0.0 and +0.0 too)
   size_t count = 0;
 };
 
@@ -122,7 +133,9 @@ Parity Compare(const std::vector<A>& gpu, const std::vector<B>& cpu) {
       ++p.bad;
       continue;
     }
-    if (g != c) ++p.unequal;
+    // Bit patterns, not ==: cuDNN's -0.0 against the reference's +0.0 is a difference.
+    // Widening to double is exact and keeps the sign, so the doubles' bits decide for floats too.
+    if (std::bit_cast<uint64_t>(g) != std::bit_cast<uint64_t>(c)) ++p.unequal;
     worst = std::fmax(worst, std::fabs(g - c));
   }
   p.max_rel = p.bad > 0 ? INFINITY : (ref > 0 ? worst / ref : worst);

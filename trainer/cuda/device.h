@@ -1,6 +1,7 @@
 // Which GPU a rank uses, and device memory with an owner. The probe only asks the CUDA
-// runtime (cudaGetDeviceCount and the device's properties): it is how `--backend cuda`
-// refuses to start, with the runtime's reason, on a machine without a usable GPU.
+// runtime (cudaGetDeviceCount, the versions, the device's properties, whether the kernels
+// have an image for it): it is how `--backend cuda` refuses to start, with the runtime's
+// reason, on a machine without a usable GPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,8 +21,10 @@ struct DeviceInfo {
   std::string description;  // device, libraries, NCCL version and settings (one line)
 };
 
-// The device that rank `rank` uses, or kInvalidInput "--backend cuda: no CUDA device
-// (cudaGetDeviceCount: <the runtime's reason>); ..." when there is none.
+// The device that rank `rank` uses (made current), or why none: kInvalidInput
+// "--backend cuda: no CUDA device (cudaGetDeviceCount: <the runtime's reason>); ..." when
+// no GPU is present, kInternal "--backend cuda: unusable CUDA device: ..." when one is but
+// this build cannot use it (cuda/device_check.h, ClassifyDevice, decides).
 Result<DeviceInfo> ProbeDevice(int rank);
 
 // n values of T on the current device, freed on destruction. Contents start undefined.

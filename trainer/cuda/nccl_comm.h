@@ -34,10 +34,19 @@ class NcclComm : public Comm {
   // root's bytes (device memory) to every rank.
   Status Broadcast(void* data, size_t bytes, int root) override;
 
+  // ncclCommGetAsyncError: Ok, or the error NCCL recorded while a collective ran (a peer
+  // gone, a network failure), with ncclGetLastError's text, which names the peer when NCCL
+  // knows it. Polled by the step's waits (cuda/collective_wait.h).
+  Status AsyncError();
+  // ncclCommAbort: ends every outstanding collective, so the stream drains; every later
+  // call fails. For a wait that timed out or saw an error.
+  void Abort();
+
  private:
   NcclComm(ncclComm_t comm, int rank, int size, cudaStream_t stream)
       : comm_(comm), rank_(rank), size_(size), stream_(stream) {}
-  ncclComm_t comm_;
+  Status Alive() const;  // kTransport once aborted
+  ncclComm_t comm_;  // nullptr once aborted
   int rank_, size_;
   cudaStream_t stream_;
 };

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -91,10 +92,18 @@ __global__ void MultiplyKernel(float* out, const float* in, const float* mask, s
 }
 
 // 1 / n!, exact products then one IEEE division: the constants of the reference.
-__host__ __device__ constexpr double InvFactorial(int n) {
+constexpr double InvFactorial(int n) {
   double f = 1;
   for (int k = 2; k <= n; ++k) f *= k;
   return 1.0 / f;
+}
+
+// 1/0! ... 1/13!, evaluated by the compiler (DetExp then multiplies and adds immediates,
+// rather than computing factorials in every thread).
+constexpr std::array<double, 14> InvFactorials() {
+  std::array<double, 14> t{};
+  for (int n = 0; n < 14; ++n) t[static_cast<size_t>(n)] = InvFactorial(n);
+  return t;
 }
 
 // cpu::det_exp, operation for operation.
@@ -106,9 +115,10 @@ __device__ double DetExp(double x) {
   constexpr double kLog2e = 1.44269504088896338700e+00;
   double k = nearbyint(x * kLog2e);
   double r = (x - k * kLn2Hi) - k * kLn2Lo;
-  double p = InvFactorial(13);
+  constexpr std::array<double, 14> kInv = InvFactorials();  // a local: device code sees it
+  double p = kInv[13];
 #pragma unroll
-  for (int n = 12; n >= 0; --n) p = p * r + InvFactorial(n);
+  for (int n = 12; n >= 0; --n) p = p * r + kInv[static_cast<size_t>(n)];
   return ldexp(p, static_cast<int>(k));
 }
 
@@ -189,6 +199,21 @@ Status CheckCount(const char* op, int n) {
 }
 
 }  // namespace
+
+// --- What this build can run on ---
+
+cudaError_t ProbeKernelImage() {
+  cudaFuncAttributes a{};
+  return cudaFuncGetAttributes(&a, AddKernel);
+}
+
+int BuiltSm() {
+  // nvcc's list of the architectures this file is compiled for (e.g. 800,900), in every pass.
+  constexpr int kArchs[] = {__CUDA_ARCH_LIST__};
+  int lowest = kArchs[0];
+  for (int a : kArchs) lowest = a < lowest ? a : lowest;
+  return lowest / 10;
+}
 
 // --- Context ---
 

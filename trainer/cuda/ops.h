@@ -30,6 +30,13 @@
 
 namespace trainer::cuda {
 
+// Whether this device has an image of the kernels below (cudaFuncGetAttributes on one of
+// them, on the current device): cudaErrorNoKernelImageForDevice when the build targets
+// other GPUs. ProbeDevice asks before any op runs.
+cudaError_t ProbeKernelImage();
+// The lowest architecture the kernels were built for: 90 for sm_90 (CMAKE_CUDA_ARCHITECTURES).
+int BuiltSm();
+
 // The handles every op uses, bound to one stream of one device: a cuBLAS handle in
 // pedantic fp32 math with atomics disallowed and its own 32 MiB workspace (so cuBLAS never
 // allocates during a CUDA graph capture), and a cuDNN handle.

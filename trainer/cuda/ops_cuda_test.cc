@@ -334,6 +334,10 @@ TEST(OpsCudaNoGpu, NaNNeverPasses) {
   std::vector<float> close = {1, 2, 3.00001f};
   EXPECT_LT(Compare(close, ref).max_rel, 1e-5);
   EXPECT_EQ(Compare(close, ref).unequal, 1u);
+  // Same bits means the sign of zero too (cuDNN's ReLU against the reference's).
+  std::vector<float> zero = {0.0f, 1, 2}, negative_zero = {-0.0f, 1, 2};
+  EXPECT_EQ(Compare(negative_zero, zero).unequal, 1u);
+  EXPECT_EQ(Compare(zero, zero).unequal, 0u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "cuda/collective_wait.h"
 #include "cuda/cuda_check.h"
 #include "model/mlp.h"
 
@@ -101,8 +102,24 @@ Status CudaStep::Allocate(const Split& train) {
   return Status::Ok();
 }
 
+Status CudaStep::Wait(cudaEvent_t event, const char* what) {
+  cudaStream_t stream = ctx_->stream();
+  WaitHooks hooks;
+  hooks.done = [event, stream]() -> Result<bool> {
+    const cudaError_t e = event != nullptr ? cudaEventQuery(event) : cudaStreamQuery(stream);
+    if (e == cudaErrorNotReady) return false;
+    CUDA_CHECK(e);
+    return true;
+  };
+  if (nccl_ == nullptr) return WaitWithDeadline(hooks, std::chrono::milliseconds::max(), what);
+  hooks.comm_error = [this] { return nccl_->AsyncError(); };
+  hooks.abort = [this] { nccl_->Abort(); };
+  return WaitWithDeadline(hooks, options_.collective_timeout, what);
+}
+
 CudaStep::~CudaStep() {
-  if (ctx_ != nullptr) cudaStreamSynchronize(ctx_->stream());
+  // Bounded: a peer gone mid-step must not hang the exit (the wait aborts NCCL).
+  if (ctx_ != nullptr) (void)Wait(nullptr, "finishing the last steps");
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
   for (auto& s : slots_) {
@@ -234,7 +251,7 @@ Status CudaStep::Run(float* params, float* adam_m, float* adam_v, const std::vec
   }
 
   Slot& slot = slots_[static_cast<size_t>(runs_ % kSlots)];
-  if (slot.used) CUDA_CHECK(cudaEventSynchronize(slot.done));  // its step (and its copies) finished
+  if (slot.used) TRAINER_TRY(Wait(slot.done, "waiting for an earlier step"));  // its step and copies finished
   slot.args[kArgEpoch] = epoch;
   slot.args[kArgEpoch + 1] = step;
   const float alpha = cpu::adam_alpha(adam_, t);
@@ -264,7 +281,7 @@ Status CudaStep::Run(float* params, float* adam_m, float* adam_v, const std::vec
   slot.used = true;
   ++runs_;
   if (loss != nullptr) {
-    CUDA_CHECK(cudaEventSynchronize(slot.done));
+    TRAINER_TRY(Wait(slot.done, "waiting for the step"));
     *loss = static_cast<double>(*slot.loss) / B;  // as TrainStep: the float tree sum over B
   }
   return Status::Ok();
@@ -282,7 +299,7 @@ Status CudaStep::Sync(float* params, float* adam_m, float* adam_v, bool moments)
     CUDA_CHECK(cudaMemcpyAsync(adam_m, m_.get(), m_.bytes(), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(adam_v, v_.get(), v_.bytes(), cudaMemcpyDeviceToHost, stream));
   }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  TRAINER_TRY(Wait(nullptr, "copying the state to the host"));
   return Status::Ok();
 }
 

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,6 +41,9 @@ namespace trainer::cuda {
 
 struct CudaStepOptions {
   bool graph = true;  // capture the step in a CUDA graph after the first step (false: always eager)
+  // --collective-timeout: with more than one rank, a wait for the device that sees no end
+  // by then aborts NCCL and fails (cuda/collective_wait.h), rather than hanging on a dead peer.
+  std::chrono::milliseconds collective_timeout{std::chrono::seconds(120)};
 };
 
 class CudaStep : public StepRunner {
@@ -73,6 +77,9 @@ class CudaStep : public StepRunner {
   Status Enqueue();                  // the whole step, on the stream (eagerly or into a capture)
   Status Capture();                  // Enqueue into a CUDA graph, instantiated in exec_
   Status GatherRows(float* buffer);  // the W1 rows of `buffer` (kCount, device) from their owners
+  // Until `event` (nullptr: all the stream's work) has completed, polling NCCL's errors and
+  // the collective timeout; "<what>: ..." on failure, with NCCL aborted.
+  Status Wait(cudaEvent_t event, const char* what);
 
   // Per-step arguments on the device, int32 words: (epoch, step, alpha as float bits, 0,
   // then the B example indices).

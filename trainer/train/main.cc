@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
     auto device = (*plugin)->probe(cluster->rank);
     if (!device.ok()) return Fail(device.error());
     std::fprintf(stderr, "trainer: backend cuda: %s\n", device->c_str());
-    make_step = (*plugin)->step_factory();
+    make_step = (*plugin)->step_factory(std::chrono::milliseconds(static_cast<long>(collective_timeout * 1000)));
 #else
     return Fail({trainer::ErrorKind::kInvalidInput,
                  "--backend cuda: the CUDA backend is not built into this binary (it needs nvcc, cuBLAS, cuDNN and "
