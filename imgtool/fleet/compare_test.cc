@@ -69,10 +69,10 @@ Verdict CompareOk(const CompareInput& in) {
   return v.ok() ? *v : Verdict{};
 }
 
+// The folder comes from CMake, not __FILE__: a build that maps source paths (ccache's
+// base dir, -ffile-prefix-map) makes __FILE__ relative to somewhere else.
 std::string ReadTestdata(const std::string& name) {
-  std::string dir = __FILE__;
-  dir = dir.substr(0, dir.rfind('/'));
-  std::ifstream in(dir + "/testdata/" + name, std::ios::binary);
+  std::ifstream in(std::string(IMGTOOL_FLEET_TESTDATA) + "/" + name, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
