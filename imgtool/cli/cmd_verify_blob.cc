@@ -2,9 +2,6 @@
 // cosign verify-blob does: keyless with --certificate-identity[-regexp] and
 // --certificate-oidc-issuer[-regexp] against a trusted root (the public-good one built
 // in, or --trusted-root), or with --key for key-based bundles.
-#include <openssl/evp.h>
-#include <unistd.h>
-
 #include <iostream>
 
 #include "cli/keyless_flags.h"
@@ -34,21 +31,20 @@ Result<sigstore::Artifact> ReadArtifact(const std::string& arg) {
   uint64_t size = 0;
   auto fd = fs::OpenRegular(arg, &size);
   if (!fd.ok()) return fd.error();
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  fs::FdReader reader(std::move(*fd));
+  oci::Sha256 hash;
   std::string kept, buf(1 << 20, '\0');
+  bool keep = size <= kKeepBytes;
   for (;;) {
-    ssize_t n = read(fd->get(), buf.data(), buf.size());
-    if (n < 0) return MakeError(ErrorKind::kInternal, "reading " + arg + ": read failed");
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(n));
-    if (size <= kKeepBytes && kept.size() + static_cast<size_t>(n) <= kKeepBytes) kept.append(buf.data(), static_cast<size_t>(n));
+    auto n = reader.Read(buf.data(), buf.size());
+    if (!n.ok()) return n.error().Context("reading " + arg);
+    if (*n == 0) break;
+    hash.Update(buf.data(), *n);
+    keep = keep && kept.size() + *n <= kKeepBytes;  // a file that grew while read is only hashed
+    if (keep) kept.append(buf.data(), *n);
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  sigstore::Artifact a{std::string(reinterpret_cast<char*>(md), len), std::nullopt};
-  if (size <= kKeepBytes) a.bytes = std::move(kept);
+  sigstore::Artifact a = sigstore::ArtifactOfDigest(hash.Finish());
+  if (keep) a.bytes = std::move(kept);
   return a;
 }
 

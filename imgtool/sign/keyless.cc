@@ -4,6 +4,7 @@
 #include "sign/base64.h"
 #include "sign/dsse.h"
 #include "sign/payload.h"
+#include "sigstore/hex.h"
 #include "sigstore/verifier.h"
 
 namespace imgtool::sign {
@@ -36,11 +37,11 @@ Result<sigstore::TlogEntry> EntryFromRekorBundle(std::string_view text) {
   e.canonicalized_body = *body;
   e.integrated_time = (*payload)["integratedTime"].get<int64_t>();
   e.log_index = (*payload)["logIndex"].get<int64_t>();
-  std::string hex = oci::StringMember(*payload, "logID");
-  if (hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+  auto log_id = sigstore::HexDecode(oci::StringMember(*payload, "logID"));
+  if (!log_id || log_id->size() != 32) {
     return Invalid(std::string(kRekorBundleAnnotation) + ": logID is not 64 hex digits");
   }
-  for (size_t i = 0; i < hex.size(); i += 2) e.log_id.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  e.log_id = *log_id;
   auto kind = oci::ParseJson(e.canonicalized_body, "rekor entry body");
   if (!kind.ok()) return kind.error();
   e.kind = oci::StringMember(*kind, "kind");
@@ -58,10 +59,9 @@ Result<std::string> TimestampFromAnnotation(std::string_view text) {
 // the payload (the simple-signing claims).
 Status LegacyContent(const SignatureLayer& l, sigstore::Bundle* b) {
   if (l.descriptor.media_type == kDsseMediaType) {
-    std::string wrapped = R"({"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{}},"dsseEnvelope":)";
-    auto parsed = sigstore::ParseBundle(wrapped + l.payload + "}", "DSSE envelope " + l.descriptor.digest.str());
-    if (!parsed.ok()) return parsed.error();
-    b->dsse_envelope = std::move(parsed->dsse_envelope);
+    auto envelope = sigstore::ParseDsseEnvelope(l.payload, "DSSE envelope " + l.descriptor.digest.str());
+    if (!envelope.ok()) return envelope.error();
+    b->dsse_envelope = std::move(*envelope);
     return Status::Ok();
   }
   auto sig = Base64Decode(Annotation(l, kSignatureAnnotation), std::string(kSignatureAnnotation));
@@ -98,14 +98,6 @@ Result<sigstore::Bundle> BundleFromLegacyLayer(const SignatureLayer& l) {
 }
 
 namespace {
-
-sigstore::Artifact ImageArtifact(const oci::Digest& image) {
-  sigstore::Artifact a;
-  for (size_t i = 0; i < image.hex().size(); i += 2) {
-    a.sha256.push_back(static_cast<char>(std::stoi(image.hex().substr(i, 2), nullptr, 16)));
-  }
-  return a;
-}
 
 std::string PredicateTypeOf(const sigstore::Bundle& b) {
   if (!b.dsse_envelope) return "";
@@ -165,12 +157,12 @@ Decision VerifyKeylessSignatures(const std::vector<SignatureLayer>& legacy, cons
   }
   for (const auto& l : bundles) {
     auto is_signature = [&](const sigstore::Bundle& b) -> std::string {
-      if (b.dsse_envelope && PredicateTypeOf(b) != kCosignSignPredicate) {
-        return "the bundle attests '" + PredicateTypeOf(b) + "', not a signature (" + std::string(kCosignSignPredicate) + ")";
-      }
-      return "";
+      if (!b.dsse_envelope) return "";
+      std::string got = PredicateTypeOf(b);
+      if (got == kCosignSignPredicate) return "";
+      return "the bundle attests '" + got + "', not a signature (" + std::string(kCosignSignPredicate) + ")";
     };
-    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), ImageArtifact(image),
+    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), sigstore::ArtifactOfDigest(image),
                            policy, is_signature));
   }
   return Decide(std::move(checks), "signature");
@@ -188,9 +180,9 @@ Decision VerifyKeylessAttestations(const std::vector<SignatureLayer>& legacy, co
     return "";
   };
   std::vector<SignatureCheck> checks;
-  for (const auto& l : legacy) checks.push_back(Check(l, BundleFromLegacyLayer(l), ImageArtifact(image), policy, of_type));
+  for (const auto& l : legacy) checks.push_back(Check(l, BundleFromLegacyLayer(l), sigstore::ArtifactOfDigest(image), policy, of_type));
   for (const auto& l : bundles) {
-    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), ImageArtifact(image),
+    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), sigstore::ArtifactOfDigest(image),
                            policy, of_type));
   }
   return Decide(std::move(checks), "attestation");

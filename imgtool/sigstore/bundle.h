@@ -68,5 +68,7 @@ struct Bundle {
 inline constexpr size_t kMaxBundle = 8 << 20;
 
 Result<Bundle> ParseBundle(std::string_view json, const std::string& what);
+// A DSSE envelope on its own (cosign's legacy .att layers), with the bundle's bounds.
+Result<DsseEnvelope> ParseDsseEnvelope(std::string_view json, const std::string& what);
 
 }  // namespace imgtool::sigstore

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sigstore/bundle.h"
+#include "sigstore/hex.h"
 #include "sigstore/trusted_root.h"
 
 namespace imgtool::sigstore {
@@ -34,6 +35,13 @@ TEST(Time, RefusesWhatIsNotUtcRfc3339) {
                           "2021-13-01T00:00:00Z", "2021-01-12T11:53:27.Z", "2021-01-12 11:53:27Z"}) {
     EXPECT_FALSE(ParseRfc3339(bad, "t").ok()) << bad;
   }
+}
+
+TEST(Hex, DecodesLowercaseHexOnly) {
+  EXPECT_EQ(HexDecode("00ff7a"), std::string("\x00\xff\x7a", 3));
+  EXPECT_EQ(HexDecode(""), std::string());
+  for (const char* bad : {"0F", "abc", "zz", "0x", " 0"}) EXPECT_FALSE(HexDecode(bad).has_value()) << bad;
+  EXPECT_EQ(HexEncode(*HexDecode("0123456789abcdef")), "0123456789abcdef");
 }
 
 TEST(TrustedRoot, PublicGoodAndStagingParse) {
@@ -134,6 +142,14 @@ TEST(Bundle, DsseAndTimestamps) {
   EXPECT_EQ(b->dsse_envelope->signatures.size(), 1u);
   EXPECT_EQ(b->rfc3161_timestamps.size(), 1u);
   EXPECT_FALSE(b->tlog_entries[0].integrated_time.has_value() && *b->tlog_entries[0].integrated_time != 0);
+}
+
+TEST(Bundle, ADsseEnvelopeAloneParsesWithTheSameRules) {
+  auto e = ParseDsseEnvelope(R"({"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[{"sig":"AAAA"}]})", "e");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->payload, "{}");
+  EXPECT_FALSE(ParseDsseEnvelope(R"({"payloadType":"t","payload":"","signatures":[]})", "e").ok());
+  EXPECT_FALSE(ParseDsseEnvelope("[]", "e").ok());
 }
 
 TEST(Bundle, RefusesBothOrNeitherContent) {

@@ -160,12 +160,15 @@ Status CheckCertificate(const Bundle& b, const TrustedRoot& root, const Identity
 
 Artifact ArtifactOf(std::string_view bytes) { return Artifact{Sha256(bytes), std::string(bytes)}; }
 
+Artifact ArtifactOfDigest(const oci::Digest& digest) {
+  // A parsed Digest is 64 lowercase hex digits, so this decodes.
+  return Artifact{HexDecode(digest.hex()).value_or(""), std::nullopt};
+}
+
 Result<Artifact> ArtifactFromDigest(std::string_view text) {
   auto d = oci::Digest::Parse(text);
   if (!d.ok()) return MakeError(ErrorKind::kInvalidInput, "'" + std::string(text.substr(0, 80)) + "' is not sha256:<64 hex>");
-  std::string raw;
-  for (size_t i = 0; i < d->hex().size(); i += 2) raw.push_back(static_cast<char>(std::stoi(d->hex().substr(i, 2), nullptr, 16)));
-  return Artifact{raw, std::nullopt};
+  return ArtifactOfDigest(*d);
 }
 
 Result<Verified> VerifyBundle(const Bundle& b, const TrustedRoot& root, const Artifact& a, const VerifyPolicy& policy) {

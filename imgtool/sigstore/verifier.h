@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/digest.h"
 #include "oci/result.h"
 #include "sigstore/bundle.h"
 #include "sigstore/certificate.h"
@@ -23,6 +24,8 @@ struct Artifact {
   std::optional<std::string> bytes;
 };
 Artifact ArtifactOf(std::string_view bytes);
+// An artifact known by its digest alone (an image manifest, a file hashed as it streamed).
+Artifact ArtifactOfDigest(const oci::Digest& digest);
 // "sha256:<64 hex>" (the conformance protocol's FILE_OR_DIGEST).
 Result<Artifact> ArtifactFromDigest(std::string_view text);
 
