@@ -50,8 +50,9 @@ warm_probe() {  # hashes this machine's CUDA libraries once into the shared cach
 }
 
 # XENV[i]="NAME=VALUE ..." adds environment, XARGS[i]="--flag value ..." arguments, to
-# task i of the next run_fleet (both reset after it; no spaces inside one word).
-declare -A XENV=() XARGS=()
+# task i of the next run_fleet (both reset after it; no spaces inside one word); XBIN[i]
+# runs task i with another imgtool (an arm64 one under qemu; kept across runs).
+declare -A XENV=() XARGS=() XBIN=()
 FLEET_CHIEF=none   # or chief: the first address is a chief task
 FLEET_SKIP=""      # " 1 3 ": indexes (as in the worker list) not started
 
@@ -78,7 +79,7 @@ run_fleet() {
     tf=$(tf_config "$FLEET_CHIEF" "$index" "${FLEET_ADDRS[@]}")
     (
       rc=0
-      env "${xe[@]}" TF_CONFIG="$tf" timeout 120 "$IMGTOOL" fleet check "$@" "${xa[@]}" \
+      env "${xe[@]}" TF_CONFIG="$tf" timeout 120 "${XBIN[$i]:-$IMGTOOL}" fleet check "$@" "${xa[@]}" \
         >"$WORK/$case.$i.out" 2>"$WORK/$case.$i.err" || rc=$?
       echo "$rc" >"$WORK/$case.$i.rc"
     ) &

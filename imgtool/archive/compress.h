@@ -1,10 +1,13 @@
 // Streaming compressors for layer blobs, with every parameter that shapes the output
-// pinned here so a blob's bytes depend only on its tar stream (and the library versions):
-//   gzip: ISA-L igzip level 1, our own fixed 10-byte header (MTIME 0, no name, OS 255),
-//         trailer (CRC32, ISIZE) from ISA-L.
-//   zstd: libzstd level 1, checksum on, 2 worker threads (multithreaded streaming output
-//         does not depend on the worker count, but differs from single-threaded output,
-//         so a libzstd without threads is an error rather than a silent fallback).
+// pinned here so a blob's bytes depend only on its tar stream, never on the CPU, the
+// thread count or the builder's architecture:
+//   gzip: our DEFLATE encoder (deflate.h) over fixed 1 MiB chunks encoded in parallel,
+//         one member (parallel_gzip.h); our fixed 10-byte header (MTIME 0, no name,
+//         OS 255), CRC32 and ISIZE.
+//   zstd: libzstd level 1, checksum on, multithreaded streaming with `threads` workers
+//         (that output is the same for any worker count >= 1, but differs from
+//         single-threaded output, so a libzstd without threads is an error rather than a
+//         silent fallback). Only promised within one libzstd version.
 //   none: bytes passed through.
 // Compressed bytes go to a ByteSink (the layer writer hashes and stores them).
 //
@@ -30,8 +33,7 @@ class Compressor {
  public:
   virtual ~Compressor() = default;
   // Feeds uncompressed bytes; compressed output may be held back until later calls.
-  // The gzip output also depends on how the input is cut into calls: feed it fixed-size
-  // pieces (the layer writer always passes whole pipeline buffers).
+  // The output does not depend on how the input is cut into calls.
   virtual Status Write(const uint8_t* data, size_t len) = 0;
   // Ends the stream and flushes everything (trailer included) to the sink.
   virtual Status Finish() = 0;
@@ -41,8 +43,10 @@ class Compressor {
 inline constexpr uint8_t kGzipHeader[10] = {0x1f, 0x8b, 0x08, 0x00, 0x00,
                                             0x00, 0x00, 0x00, 0x00, 0xff};
 inline constexpr int kZstdLevel = 1;
-inline constexpr int kZstdWorkers = 2;
+inline constexpr int kMaxCompressThreads = 64;
 
-Result<std::unique_ptr<Compressor>> NewCompressor(Compression c, ByteSink& sink);
+// threads: encoders at work at once (clamped to 1..kMaxCompressThreads); never changes
+// the bytes.
+Result<std::unique_ptr<Compressor>> NewCompressor(Compression c, ByteSink& sink, int threads);
 
 }  // namespace imgtool::archive::internal

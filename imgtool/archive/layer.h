@@ -40,6 +40,17 @@ struct Entry {
 
 enum class Compression { kGzip, kZstd, kNone };
 
+// Which compressor wrote a layer and how, for build records: the bytes of a layer are a
+// function of its tar stream and these three strings.
+struct CompressorInfo {
+  std::string name;     // "imgtool-deflate", "libzstd", "none"
+  std::string version;  // the encoder's format version, or the library's
+  std::string mode;     // the parameters that shape the bytes
+};
+CompressorInfo DescribeCompressor(Compression c);
+// CPUs this process may run on (its affinity mask), at least 1.
+int AvailableCpus();
+
 // "application/vnd.oci.image.layer.v1.tar+gzip" and friends.
 std::string LayerMediaType(Compression c);
 Result<Compression> CompressionFromName(const std::string& name);  // "gzip", "zstd", "none"
@@ -48,6 +59,8 @@ Result<Compression> CompressionFromMediaType(const std::string& media_type);
 struct LayerOptions {
   Compression compression = Compression::kGzip;
   int64_t mtime = 0;  // SOURCE_DATE_EPOCH: every entry's mtime
+  // Compressor threads; 0: one per CPU this process may run on. Never changes a byte.
+  int threads = 0;
   // Called now and then with bytes of file content written so far and the total.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };

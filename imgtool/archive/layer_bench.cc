@@ -99,7 +99,7 @@ std::vector<Entry> ToEntries(std::vector<Found>& found) {
 int Usage() {
   std::fprintf(stderr,
                "usage: layer_bench [--compression gzip|zstd|none] [--prefix DIR] [--mtime N] "
-               "[--verify] SRC OUT\n       layer_bench --digest BLOB\n");
+               "[--threads N] [--verify] SRC OUT\n       layer_bench --digest BLOB\n");
   return 2;
 }
 
@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   std::string compression = "gzip", prefix, src, out;
   int64_t mtime = 0;
   bool verify = false;
+  int threads = 0;  // the CPUs available
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--compression" && i + 1 < argc) {
@@ -130,6 +131,8 @@ int main(int argc, char** argv) {
       prefix = argv[++i];
     } else if (a == "--mtime" && i + 1 < argc) {
       mtime = std::stoll(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::stoi(argv[++i]);
     } else if (a == "--verify") {
       verify = true;
     } else if (a == "--digest" && i + 1 < argc) {
@@ -165,6 +168,7 @@ int main(int argc, char** argv) {
   imgtool::archive::LayerOptions options;
   options.compression = *c;
   options.mtime = mtime;
+  options.threads = threads;
   auto st = file.Open(out);
   if (!st.ok()) return std::fprintf(stderr, "layer_bench: %s\n", st.error().message.c_str()), 1;
   auto layer = imgtool::archive::WriteLayer(entries, options, file);

@@ -160,7 +160,8 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   PipeWriter blob_writer(blob_pipe, false);
   std::unique_ptr<internal::Compressor> compressor;
   if (!plain) {
-    auto c = internal::NewCompressor(options.compression, blob_writer);
+    auto c = internal::NewCompressor(options.compression, blob_writer,
+                                     options.threads > 0 ? options.threads : AvailableCpus());
     if (!c.ok()) return c.error();
     compressor = std::move(*c);
   }

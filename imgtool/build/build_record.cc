@@ -1,8 +1,22 @@
 #include "build/build_record.h"
 
+#include "archive/layer.h"
 #include "build/base_spec.h"
 
 namespace imgtool::build {
+
+namespace {
+
+// Which compressor wrote a layer of ours: its bytes are a function of the tar stream and
+// these fields (imgtool/archive/README.md). Base layers are someone else's: none.
+oci::Json CompressorJson(const std::string& media_type) {
+  auto c = archive::CompressionFromMediaType(media_type);
+  if (!c.ok()) return nullptr;
+  archive::CompressorInfo info = archive::DescribeCompressor(*c);
+  return {{"name", info.name}, {"version", info.version}, {"mode", info.mode}};
+}
+
+}  // namespace
 
 Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, const std::vector<RecordInput>& inputs,
                                     int64_t epoch, const std::string& compression) {
@@ -13,11 +27,13 @@ Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result,
   }
   Json layers = Json::array();
   for (const auto& l : result.layers) {
-    layers.push_back({{"name", l.name},
-                      {"digest", l.descriptor.digest.str()},
-                      {"diff_id", l.diff_id.str()},
-                      {"size", l.descriptor.size},
-                      {"mediaType", l.descriptor.media_type}});
+    Json layer = {{"name", l.name},
+                  {"digest", l.descriptor.digest.str()},
+                  {"diff_id", l.diff_id.str()},
+                  {"size", l.descriptor.size},
+                  {"mediaType", l.descriptor.media_type}};
+    if (l.name != "base") layer["compressor"] = CompressorJson(l.descriptor.media_type);
+    layers.push_back(layer);
   }
   Json base = Json("scratch");
   if (!spec.base.scratch) {

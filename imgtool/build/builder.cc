@@ -84,10 +84,14 @@ struct Pipeline {
     if (opt.progress) opt.progress(line);
   }
 
-  // The layer cache key: the same planned inputs, tool, compression and epoch give the same blob.
+  // The layer cache key: the same planned inputs, tool, compressor and epoch give the same
+  // blob. The compressor's name, version and mode are in it, so a cached layer written by
+  // another encoder (or libzstd) is never reused as if this one had written it.
   oci::Digest LayerKey(const PlannedLayer& plan) const {
-    return oci::Digest::Of(std::string("imgtool ") + IMGTOOL_VERSION + "\n" + CompressionName(compression) +
-                           "\nepoch " + std::to_string(opt.epoch) + "\n" + plan.fingerprint);
+    archive::CompressorInfo c = archive::DescribeCompressor(compression);
+    return oci::Digest::Of(std::string("imgtool ") + IMGTOOL_VERSION + "\n" + CompressionName(compression) + "\n" +
+                           c.name + " " + c.version + " " + c.mode + "\nepoch " + std::to_string(opt.epoch) + "\n" +
+                           plan.fingerprint);
   }
 
   // A layer of debs and wheels is keyed by its pins; on a hit whose blob is still cached,

@@ -34,6 +34,7 @@ struct CheckFlags {
   int golden_steps = fleet::GoldenRunOptions{}.steps;
   std::string fingerprint;
   std::string image_digest;
+  std::string image_index;
   std::string stack_json = fleet::ProbeOptions{}.stack_json_path;
   std::string hash_cache;
   bool no_hash_cache = false;
@@ -84,6 +85,11 @@ Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
   if (o.image_digest.empty()) {
     const char* env = std::getenv("IMGTOOL_IMAGE_DIGEST");
     o.image_digest = env ? env : "";
+  }
+  o.image_index = f.image_index;
+  if (o.image_index.empty()) {
+    const char* env = std::getenv("IMGTOOL_IMAGE_INDEX");
+    o.image_index = env ? env : "";
   }
   o.stack_json_path = f.stack_json;
   o.hash_cache_dir = f.no_hash_cache ? "" : (f.hash_cache.empty() ? fleet::DefaultHashCacheDir() : f.hash_cache);
@@ -218,6 +224,8 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   check->add_option("--fingerprint", f->fingerprint, "Use this fingerprint (imgtool probe -o FILE) instead of probing");
   check->add_option("--image-digest", f->image_digest,
                     "The image's digest, which a container cannot see (default: $IMGTOOL_IMAGE_DIGEST)");
+  check->add_option("--image-index", f->image_index,
+                    "The multi-platform index the image came from (default: $IMGTOOL_IMAGE_INDEX)");
   check->add_option("--stack-json", f->stack_json, "The image's stack record")->capture_default_str();
   auto* cache = check->add_option("--hash-cache", f->hash_cache,
                                   "Remember library hashes here (default: $XDG_CACHE_HOME/imgtool/probe)");

@@ -21,6 +21,7 @@ namespace {
 struct ProbeFlags {
   bool json = false;
   std::string image_digest;
+  std::string image_index;
   std::string stack_json = "/etc/imgtool/stack.json";
   std::string hash_cache;
   bool no_hash_cache = false;
@@ -47,6 +48,11 @@ int RunProbe(const ProbeFlags& f) {
   }
   if (!o.image_digest.empty()) {
     if (auto d = oci::Digest::Parse(o.image_digest); !d.ok()) return Fail(d.error().Context(digest_from));
+  }
+  o.image_index = f.image_index;
+  if (o.image_index.empty()) {
+    const char* env = std::getenv("IMGTOOL_IMAGE_INDEX");
+    o.image_index = env != nullptr ? env : "";
   }
   o.stack_json_path = f.stack_json;
   o.hash_cache_dir = f.no_hash_cache ? "" : !f.hash_cache.empty() ? f.hash_cache : fleet::DefaultHashCacheDir();
@@ -112,6 +118,9 @@ void AddProbeCommand(CLI::App& app, Action& run) {
   cmd->add_flag("--json", f->json, "Print the fingerprint as JSON: {fields, node, digest, timings}");
   cmd->add_option("--image-digest", f->image_digest,
                   "The image's manifest digest, sha256:<64 hex> (default: $IMGTOOL_IMAGE_DIGEST, else \"unknown\")");
+  cmd->add_option("--image-index", f->image_index,
+                  "The multi-platform index the image came from, compared across platforms (default: "
+                  "$IMGTOOL_IMAGE_INDEX, else \"unknown\")");
   cmd->add_option("--stack-json", f->stack_json, "The stack file the image build wrote (\"absent\" if missing)")
       ->capture_default_str();
   cmd->add_option("--hash-cache", f->hash_cache,

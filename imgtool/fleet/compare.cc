@@ -32,8 +32,9 @@ void SortGroups(std::vector<G>& groups) {
 // Where a field sorts in the report: the order of fingerprint.h's list, so the image and
 // the CUDA stack come before GPU details and environment variables.
 std::pair<int, std::string_view> FieldOrder(std::string_view field) {
-  static constexpr std::array<std::string_view, 17> kExact = {"fingerprint",
+  static constexpr std::array<std::string_view, 18> kExact = {"fingerprint",
                                                               "image.digest",
+                                                              "image.index",
                                                               "image.stack_json",
                                                               "os.release",
                                                               "os.kernel",
@@ -61,10 +62,18 @@ std::pair<int, std::string_view> FieldOrder(std::string_view field) {
   return {base + 3, field};
 }
 
-// The values of `field` across the digest groups, groups of equal value merged.
-std::vector<ValueGroup> ValuesOf(const std::string& field, const std::vector<DigestGroup>& groups) {
+std::string PlatformOf(const Fingerprint& fp) {
+  auto it = fp.fields.find(kPlatformField);
+  return it == fp.fields.end() ? std::string(kAbsent) : it->second;
+}
+
+// The values of `field` across the digest groups (those of `platform` only, unless it is
+// empty), groups of equal value merged.
+std::vector<ValueGroup> ValuesOf(const std::string& field, const std::vector<DigestGroup>& groups,
+                                 const std::string& platform = "") {
   std::map<std::string, std::vector<int>> by_value;
   for (const auto& g : groups) {
+    if (!platform.empty() && PlatformOf(*g.fp) != platform) continue;
     auto it = g.fp->fields.find(field);
     auto& ranks = by_value[it == g.fp->fields.end() ? std::string(kAbsent) : it->second];
     ranks.insert(ranks.end(), g.ranks.begin(), g.ranks.end());
@@ -88,7 +97,48 @@ bool DottedPrefix(std::string_view prefix, std::string_view s) {
   return !prefix.empty() && s.size() > prefix.size() && s.substr(0, prefix.size()) == prefix && s[prefix.size()] == '.';
 }
 
+// Arrived ranks by platform ("(absent)" for fingerprints without the field).
+std::map<std::string, std::vector<int>> RanksByPlatform(const std::vector<DigestGroup>& groups) {
+  std::map<std::string, std::vector<int>> out;
+  for (const auto& g : groups) {
+    auto& ranks = out[PlatformOf(*g.fp)];
+    ranks.insert(ranks.end(), g.ranks.begin(), g.ranks.end());
+  }
+  for (auto& [platform, ranks] : out) std::sort(ranks.begin(), ranks.end());
+  return out;
+}
+
+void NotePlatforms(const std::map<std::string, std::vector<int>>& platforms, std::map<std::string, std::string>& notes) {
+  std::string list;
+  for (const auto& [platform, ranks] : platforms) {
+    list += (list.empty() ? "" : ", ") + platform + ": " + std::to_string(ranks.size()) +
+            (ranks.size() == 1 ? " worker" : " workers");
+  }
+  notes["platforms"] = list;
+  notes["compared per platform"] = "image.digest, image.stack_json, lib.*";
+}
+
+// Sets d.expected when --expect names the field; true when a value group is off it.
+bool CheckExpected(const CompareInput& input, FieldDiff& d) {
+  auto e = input.expected.find(d.field);
+  if (e == input.expected.end()) return false;
+  d.expected = e->second;
+  bool off = false;
+  for (const auto& vg : d.groups) {
+    // The probe hashes the libraries it loads; stack.json lists a package's every file.
+    if (vg.value == kAbsent && d.field.starts_with("lib.")) continue;
+    if (!ExpectedValueMatches(d.field, e->second, vg.value)) off = true;
+  }
+  return off;
+}
+
 }  // namespace
+
+FieldScope ScopeOf(const std::string& field) {
+  // Properties of the binaries, which differ by architecture by nature.
+  if (field == "image.digest" || field == "image.stack_json" || field.starts_with("lib.")) return FieldScope::kPlatform;
+  return FieldScope::kFleet;
+}
 
 bool ExpectedValueMatches(const std::string& field, const std::string& expected, const std::string& value) {
   if (expected == value) return true;
@@ -142,7 +192,8 @@ Result<Verdict> Compare(const CompareInput& input) {
   if (groups.size() > 1) {
     for (const auto& g : groups) {
       for (const auto& [field, value] : g.fp->fields) {
-        if (!FieldIgnored(field, input.ignore)) names.insert(field);
+        // The platform groups the comparison; a fleet may mix them.
+        if (field != kPlatformField && !FieldIgnored(field, input.ignore)) names.insert(field);
       }
     }
   }
@@ -155,25 +206,27 @@ Result<Verdict> Compare(const CompareInput& input) {
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const std::string& a, const std::string& b) { return FieldOrder(a) < FieldOrder(b); });
 
+  std::map<std::string, std::vector<int>> platforms = RanksByPlatform(groups);
+  if (platforms.size() > 1) NotePlatforms(platforms, v.notes);
   bool fields_differ = false;
   for (const auto& field : ordered) {
-    FieldDiff d{field, ValuesOf(field, groups), std::nullopt};
-    bool differs = d.groups.size() > 1;
-    bool off_expect = false;
-    if (auto e = input.expected.find(field); e != input.expected.end()) {
-      d.expected = e->second;
-      for (const auto& vg : d.groups) {
-        // The probe hashes the libraries it loads; stack.json lists a package's every file.
-        if (vg.value == kAbsent && field.starts_with("lib.")) continue;
-        if (!ExpectedValueMatches(field, e->second, vg.value)) off_expect = true;
-      }
+    std::vector<std::string> scopes = {""};  // one comparison across the fleet
+    if (platforms.size() > 1 && ScopeOf(field) == FieldScope::kPlatform) {
+      scopes.clear();
+      for (const auto& [platform, ranks] : platforms) scopes.push_back(platform);
     }
-    fields_differ = fields_differ || differs;
-    if (differs || off_expect) v.diffs.push_back(std::move(d));
+    for (const auto& platform : scopes) {
+      FieldDiff d{field, platform, ValuesOf(field, groups, platform), std::nullopt};
+      bool differs = d.groups.size() > 1;
+      bool off_expect = CheckExpected(input, d);
+      fields_differ = fields_differ || differs;
+      if (differs || off_expect) v.diffs.push_back(std::move(d));
+    }
   }
-  // Digests differ but no compared field does (different --ignore lists): fail closed.
-  if (groups.size() > 1 && !fields_differ) {
-    FieldDiff d{"fingerprint", {}, std::nullopt};
+  // Digests differ within a platform but no compared field does (different --ignore
+  // lists): fail closed.
+  if (groups.size() > platforms.size() && !fields_differ) {
+    FieldDiff d{"fingerprint", "", {}, std::nullopt};
     for (const auto& g : groups) d.groups.push_back({g.digest, g.ranks});
     v.diffs.insert(v.diffs.begin(), std::move(d));
     v.notes["hint"] = "the digests differ but no compared field does: do all workers run with the same --ignore?";

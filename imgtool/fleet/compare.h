@@ -20,7 +20,14 @@
 //     that group is strictly the largest; on a tie there is no majority and every
 //     arrived rank is a suspect;
 //   - "the majority" in the summary is the largest group of a FieldDiff, when strictly
-//     largest (a plurality, not necessarily more than half).
+//     largest (a plurality, not necessarily more than half);
+//   - mixed architectures: a fleet may mix platforms (field "platform", "linux/amd64",
+//     "linux/arm64"). Fields whose value is a property of the binaries (image.digest, the
+//     platform's manifest; image.stack_json, which lists library hashes; lib.*) are
+//     compared among the workers of one platform only (FieldScope kPlatform; the diff
+//     names the platform); every other field (versions, image.index, env.*,
+//     golden_run.weights, ...) across all workers. Fingerprints without "platform" are
+//     one platform.
 // Diffs come in the order of the fingerprint's field list (fingerprint.h): image, os,
 // driver, CUDA libraries, GPU, lib.*, env.*, anything else, golden_run last.
 #pragma once
@@ -55,8 +62,13 @@ struct ValueGroup {
 
 inline constexpr const char* kAbsent = "(absent)";
 
+// Where a field is compared: among the workers of one platform, or across the fleet.
+enum class FieldScope { kPlatform, kFleet };
+FieldScope ScopeOf(const std::string& field);
+
 struct FieldDiff {
   std::string field;
+  std::string platform;  // a kPlatform field: the platform whose workers differ; else ""
   std::vector<ValueGroup> groups;       // largest group first; ties: smallest first rank first
   std::optional<std::string> expected;  // the golden build's value, when --expect named it
 
@@ -71,7 +83,9 @@ struct Verdict {
   // With --golden-run: ranks whose golden_run.weights differs from the majority's.
   std::vector<int> suspects;
   // e.g. "golden_run.seconds" -> "0.41"; Compare sets "fingerprint" -> the common digest
-  // when every arrived worker has the same one.
+  // when every arrived worker has the same one, and, in a fleet of several platforms,
+  // "platforms" -> "linux/amd64: 1 worker, linux/arm64: 1 worker" and "compared per
+  // platform" -> the fields compared within a platform only (every other one across all).
   std::map<std::string, std::string> notes;
   bool ok() const { return missing.empty() && diffs.empty() && suspects.empty(); }
   // 0 all match; 1 stacks differ (fields, --expect or golden run); 3 workers missing
@@ -137,14 +151,15 @@ Result<std::map<std::string, std::string>> ExpectedFields(const std::string& jso
 //   FAILED (exit 1)
 std::string RenderText(const Verdict& v);
 // The same for machines: {"ok", "exit_code", "summary", "expected_workers", "arrived",
-// "missing": [{rank,name,address}], "diffs": [{field, expected?, groups: [{value, ranks,
+// "missing": [{rank,name,address}], "diffs": [{field, scope ("fleet" or "platform"),
+// platform?, expected?, groups: [{value, ranks,
 // workers: [names]}]}], "suspects": [{rank,name,address}], "notes": {...}}.
 oci::Json RenderJson(const Verdict& v);
 
 // The verdict moves from the chief to every worker as canonical JSON, rank lists as
 // [first, last] runs so a 10,000-worker verdict with one outlier stays small:
 //   {"version":1, "expected_workers":N, "workers":[{rank,name,address}] (unless kOmit),
-//    "missing":[[a,b]...], "diffs":[{field, expected?, groups:[{value, ranks:[[a,b]...]}]}],
+//    "missing":[[a,b]...], "diffs":[{field, platform?, expected?, groups:[{value, ranks:[[a,b]...]}]}],
 //    "suspects":[[a,b]...], "notes":{...}}
 // kOmit leaves out the workers (O(N) bytes): every worker knows the cluster already and
 // passes its own list to VerdictFromWire.

@@ -473,7 +473,7 @@ TEST(RenderTest, Json) {
   EXPECT_EQ(
       j["diffs"].dump(),
       R"([{"expected":"2.28.9","field":"nccl","groups":[{"ranks":[0,2],"value":"2.28.9","workers":["worker 0","worker 2"]},)"
-      R"({"ranks":[1],"value":"2.19.3","workers":["worker 1"]}]}])");
+      R"({"ranks":[1],"value":"2.19.3","workers":["worker 1"]}],"scope":"fleet"}])");
   EXPECT_EQ(j["suspects"].dump(), "[]");
   EXPECT_EQ(j["summary"], "fleet check: 3 of 4 arrived; missing: worker 3 (10.0.0.4:2222); 1 field differs (nccl)");
   EXPECT_TRUE(j["notes"].is_object());
@@ -727,6 +727,83 @@ TEST(ExpectTest, MalformedInputNamesThePath) {
   EXPECT_EQ(ExpectError(R"({"reference":"oci:x","digest":"sha256:12"})"),
             "$.digest: digest 'sha256:12': want sha256: and 64 lowercase hex digits");
   EXPECT_EQ(ExpectedFields("[]").error().kind, ErrorKind::kInvalidInput);
+}
+
+// ---- Mixed architectures ---------------------------------------------------------------
+
+// An arm64 node of the same golden index: its own manifest, stack.json and library bytes,
+// the same versions, index and golden-run weights.
+Fingerprint ArmNode(int rank) {
+  Fingerprint fp = Node(rank);
+  fp.fields["platform"] = "linux/arm64";
+  fp.fields["image.digest"] = "sha256:" + std::string(64, 'a');
+  fp.fields["image.stack_json"] = "sha256:" + std::string(64, 'b');
+  fp.fields["lib.libnccl.so.2"] = "sha256:" + std::string(64, 'c');
+  fp.fields["lib.libcudart.so.13"] = "sha256:" + std::string(64, 'd');
+  return fp;
+}
+Fingerprint X86Node(int rank) {
+  Fingerprint fp = Node(rank);
+  fp.fields["platform"] = "linux/amd64";
+  return fp;
+}
+
+TEST(CompareMixed, BinariesAreComparedWithinAPlatformVersionsAcrossAll) {
+  std::vector<Fingerprint> fps = {X86Node(0), ArmNode(1), X86Node(2), ArmNode(3)};
+  for (auto& fp : fps) fp.fields["image.index"] = "sha256:" + std::string(64, 'e');
+  Verdict v = CompareOk(Input(fps));
+  EXPECT_TRUE(v.ok()) << RenderText(v);
+  EXPECT_EQ(v.notes["platforms"], "linux/amd64: 2 workers, linux/arm64: 2 workers");
+  EXPECT_EQ(v.notes["compared per platform"], "image.digest, image.stack_json, lib.*");
+  EXPECT_EQ(v.Summary(), "fleet check: OK: 4 of 4 workers match across 2 platforms");
+  EXPECT_EQ(ScopeOf("lib.libnccl.so.2"), FieldScope::kPlatform);
+  EXPECT_EQ(ScopeOf("image.digest"), FieldScope::kPlatform);
+  EXPECT_EQ(ScopeOf("image.index"), FieldScope::kFleet);
+  EXPECT_EQ(ScopeOf("nccl"), FieldScope::kFleet);
+  EXPECT_EQ(ScopeOf("golden_run.weights"), FieldScope::kFleet);
+}
+
+TEST(CompareMixed, AnArmWorkerWithAnotherNcclIsNamed) {
+  std::vector<Fingerprint> fps = {X86Node(0), ArmNode(1)};
+  fps[1].fields["nccl"] = "2.27.7";
+  Verdict v = CompareOk(Input(fps));
+  ASSERT_EQ(v.diffs.size(), 1u) << RenderText(v);
+  EXPECT_EQ(v.diffs[0].field, "nccl");
+  EXPECT_EQ(v.diffs[0].platform, "");
+  EXPECT_EQ(v.diffs[0].groups, (std::vector<ValueGroup>{{"2.28.9", {0}}, {"2.27.7", {1}}}));
+  EXPECT_EQ(v.ExitCode(), 1);
+}
+
+TEST(CompareMixed, ALibraryDiffersAmongTheWorkersOfOnePlatform) {
+  std::vector<Fingerprint> fps = {ArmNode(0), X86Node(1), ArmNode(2), ArmNode(3)};
+  fps[3].fields["lib.libnccl.so.2"] = "sha256:" + std::string(64, 'f');
+  Verdict v = CompareOk(Input(fps));
+  ASSERT_EQ(v.diffs.size(), 1u) << RenderText(v);
+  EXPECT_EQ(v.diffs[0].field, "lib.libnccl.so.2");
+  EXPECT_EQ(v.diffs[0].platform, "linux/arm64");
+  EXPECT_EQ(v.diffs[0].groups, (std::vector<ValueGroup>{{"sha256:" + std::string(64, 'c'), {0, 2}},
+                                                        {"sha256:" + std::string(64, 'f'), {3}}}));
+  EXPECT_NE(v.Summary().find("lib.libnccl.so.2 on linux/arm64"), std::string::npos) << v.Summary();
+  EXPECT_NE(v.Summary().find("worker 3 differs"), std::string::npos) << v.Summary();
+  oci::Json j = RenderJson(v);
+  EXPECT_EQ(j["diffs"][0]["scope"], "platform");
+  EXPECT_EQ(j["diffs"][0]["platform"], "linux/arm64");
+  auto back = VerdictFromWire(VerdictToWire(v));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, v);
+}
+
+TEST(CompareMixed, OneFieldMayDifferOnTwoPlatformsAndCrossTheWireTwice) {
+  std::vector<Fingerprint> fps = {ArmNode(0), X86Node(1), ArmNode(2), X86Node(3)};
+  fps[2].fields["lib.libcudart.so.13"] = "sha256:" + std::string(64, '1');
+  fps[3].fields["lib.libcudart.so.13"] = "sha256:" + std::string(64, '2');
+  Verdict v = CompareOk(Input(fps));
+  ASSERT_EQ(v.diffs.size(), 2u) << RenderText(v);
+  EXPECT_EQ(v.diffs[0].platform, "linux/amd64");
+  EXPECT_EQ(v.diffs[1].platform, "linux/arm64");
+  auto back = VerdictFromWire(VerdictToWire(v));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(*back, v);
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 // "field X: value A on workers 0,2,3; value B on worker 1".
 //
 // Field names (dotted, lowercase; the values are what the libraries report):
-//   image.digest  image.stack_json (sha256 of /etc/imgtool/stack.json, or "absent")
+//   platform  "linux/amd64", "linux/arm64": the probe binary's own (compare.h: fields
+//             of the binaries are compared within a platform, the rest across all)
+//   image.digest  image.index (the multi-platform index, or "unknown")
+//   image.stack_json (sha256 of /etc/imgtool/stack.json, or "absent")
 //   os.release  os.kernel  os.glibc
 //   driver.version  cuda.driver_api  cuda.runtime  cublas  cudnn  nccl
 //   gpu.count  gpu.model  gpu.sm_count  gpu.memory_mib  gpu.compute_capability
@@ -26,6 +29,8 @@
 #include "oci/result.h"
 
 namespace imgtool::fleet {
+
+inline constexpr const char* kPlatformField = "platform";
 
 struct Fingerprint {
   std::map<std::string, std::string> fields;  // must match

@@ -207,6 +207,18 @@ EnvRole EnvVarRole(const std::string& name) {
 
 bool RecordedEnvVar(const std::string& name) { return EnvVarRole(name) != EnvRole::kNone; }
 
+// The platform this binary was built for, as OCI names it: under qemu-user an arm64
+// probe reports arm64, which is what the image runs as.
+std::string ThisPlatform() {
+#if defined(__x86_64__)
+  return "linux/amd64";
+#elif defined(__aarch64__)
+  return "linux/arm64";
+#else
+  return "linux/unknown";
+#endif
+}
+
 std::string DefaultHashCacheDir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/imgtool/probe";  // relative: ignored (XDG spec)
@@ -226,6 +238,14 @@ Result<Fingerprint> Probe(const ProbeOptions& options, ProbeTimings* timings) {
     if (!d.ok()) return d.error().Context("image digest");
     fp.fields["image.digest"] = d->str();
   }
+  if (options.image_index.empty()) {
+    fp.fields["image.index"] = "unknown";
+  } else {
+    auto d = oci::Digest::Parse(options.image_index);
+    if (!d.ok()) return d.error().Context("image index");
+    fp.fields["image.index"] = d->str();
+  }
+  fp.fields[kPlatformField] = ThisPlatform();
   auto stack = StackJsonDigest(options.stack_json_path);
   if (!stack.ok()) return stack.error();
   fp.fields["image.stack_json"] = *stack;

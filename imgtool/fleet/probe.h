@@ -34,6 +34,7 @@ namespace imgtool::fleet {
 
 struct ProbeOptions {
   std::string image_digest;  // "" -> "unknown"
+  std::string image_index;   // the multi-platform index the image came from; "" -> "unknown"
   std::string stack_json_path = "/etc/imgtool/stack.json";
   // Where library hashes are remembered; "" disables the cache (every library is hashed).
   std::string hash_cache_dir;

@@ -151,11 +151,19 @@ size_t Count(const std::vector<Names::Entry>& entries) {
   return n;
 }
 
+// The platforms in Compare's "platforms" note ("linux/amd64: 1 worker, linux/arm64: 2 workers").
+size_t PlatformCount(const std::string& note) { return static_cast<size_t>(std::count(note.begin(), note.end(), ':')); }
+
+// "nccl", or "lib.libnccl.so.2 on linux/arm64" for a field compared within a platform.
+std::string FieldLabel(const FieldDiff& d) {
+  return Printable(d.field) + (d.platform.empty() ? "" : " on " + Printable(d.platform));
+}
+
 // "2 fields differ (nccl, env.NCCL_ALGO)".
 std::string FieldsPart(const std::vector<FieldDiff>& diffs) {
   std::string s = std::to_string(diffs.size()) + (diffs.size() == 1 ? " field differs (" : " fields differ (");
   for (size_t i = 0; i < diffs.size() && i <= kSummaryFields; ++i) {
-    s += (i ? ", " : "") + (i == kSummaryFields ? std::string("...") : Printable(diffs[i].field));
+    s += (i ? ", " : "") + (i == kSummaryFields ? std::string("...") : FieldLabel(diffs[i]));
   }
   return s + ")";
 }
@@ -178,7 +186,7 @@ std::string WhoPart(const Verdict& v, const Names& names) {
           sizes += (i == 0 ? "" : i + 1 == d.groups.size() ? " and " : ", ") + std::to_string(d.groups[i].ranks.size());
         }
       }
-      return "no majority for " + Printable(d.field) + " (" + sizes + " workers)";
+      return "no majority for " + FieldLabel(d) + " (" + sizes + " workers)";
     }
     for (size_t i = 1; i < d.groups.size(); ++i) {
       outliers.insert(outliers.end(), d.groups[i].ranks.begin(), d.groups[i].ranks.end());
@@ -231,6 +239,7 @@ std::string Verdict::Summary() const {
     if (auto it = notes.find("fingerprint"); it != notes.end()) {
       s += " (fingerprint " + Printable(it->second.substr(0, 19)) + ")";
     }
+    if (notes.count("platforms")) s += " across " + std::to_string(PlatformCount(notes.at("platforms"))) + " platforms";
     return s;
   }
   s += "MISMATCH: ";
@@ -249,7 +258,7 @@ std::string RenderText(const Verdict& v) {
   if (!v.diffs.empty()) {
     std::vector<std::array<std::string, 3>> rows = {{"FIELD", "VALUE", "WORKERS"}};
     for (const auto& d : v.diffs) {
-      std::string field = Printable(d.field);
+      std::string field = FieldLabel(d);
       if (d.expected) rows.push_back({std::exchange(field, ""), DisplayValue(*d.expected), "(expected)"});
       for (const auto& g : d.groups) {
         rows.push_back(
@@ -300,6 +309,8 @@ oci::Json RenderJson(const Verdict& v) {
       groups.push_back({{"value", g.value}, {"ranks", g.ranks}, {"workers", names}});
     }
     oci::Json j = {{"field", d.field}, {"groups", groups}};
+    j["scope"] = d.platform.empty() ? "fleet" : "platform";
+    if (!d.platform.empty()) j["platform"] = d.platform;
     if (d.expected) j["expected"] = *d.expected;
     diffs.push_back(j);
   }

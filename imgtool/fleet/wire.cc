@@ -125,12 +125,18 @@ Result<std::vector<WorkerId>> ReadWorkers(Reader& rd, const oci::Json& j) {
 }
 
 Result<FieldDiff> ReadDiff(Reader& rd, const oci::Json& j, const std::string& at, const std::vector<int>& missing) {
-  IMGTOOL_TRY(rd.Keys(j, at, {"field", "expected", "groups"}, {"field", "groups"}));
+  IMGTOOL_TRY(rd.Keys(j, at, {"field", "platform", "expected", "groups"}, {"field", "groups"}));
   FieldDiff d;
   auto field = rd.String(j["field"], at + ".field", kMaxFieldNameBytes);
   if (!field.ok()) return field.error();
   if (field->empty()) return Bad(at + ".field", "empty");
   d.field = *field;
+  if (j.contains("platform")) {
+    auto p = rd.String(j["platform"], at + ".platform", kMaxFieldValueBytes);
+    if (!p.ok()) return p.error();
+    if (p->empty()) return Bad(at + ".platform", "empty");
+    d.platform = *p;
+  }
   if (j.contains("expected")) {
     auto e = rd.String(j["expected"], at + ".expected", kMaxFieldValueBytes);
     if (!e.ok()) return e.error();
@@ -165,6 +171,7 @@ std::string VerdictToWire(const Verdict& v, WireWorkers workers) {
     oci::Json groups = oci::Json::array();
     for (const auto& g : d.groups) groups.push_back({{"value", g.value}, {"ranks", Runs(g.ranks)}});
     oci::Json j = {{"field", d.field}, {"groups", groups}};
+    if (!d.platform.empty()) j["platform"] = d.platform;
     if (d.expected) j["expected"] = *d.expected;
     diffs.push_back(j);
   }
@@ -238,7 +245,8 @@ Result<Verdict> VerdictFromWire(const std::string& text, const std::vector<Worke
     std::string at = "$.diffs[" + std::to_string(i) + "]";
     auto d = ReadDiff(rd, diffs[i], at, v.missing);
     if (!d.ok()) return d.error();
-    if (!fields.insert(d->field).second) return Bad(at + ".field", "'" + d->field + "' is listed twice");
+    std::string key = d->platform.empty() ? d->field : d->field + " (" + d->platform + ")";
+    if (!fields.insert(key).second) return Bad(at + ".field", "'" + key + "' is listed twice");
     v.diffs.push_back(std::move(*d));
   }
 

@@ -1,7 +1,6 @@
 #include "comm/shm_comm.h"
 
 #include <fcntl.h>
-#include <immintrin.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -28,6 +27,16 @@ constexpr uint64_t kMagic = 0x31636d6d6f636d73;  // "smcomm1", little end first
 constexpr size_t kSlotBytes = 256 << 10;          // one W1 slice of 2 workers (392 x 128 floats) fits
 constexpr int kSpinsBeforeSleep = 2000;           // ~a few µs of pause before a futex sleep
 constexpr int kSpinsPerCheck = 1 << 14;           // spinning: look at the clock and the peers this often
+
+// One spin of a wait loop: tells the core to yield its pipeline to the sibling thread and
+// not to mis-speculate the loop exit (x86 PAUSE, arm64 YIELD).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 // A counter alone on its cache line: ranks hammer these from different cores.
 struct alignas(64) Counter {
@@ -209,7 +218,7 @@ class ShmComm : public Comm, public SharedWork {
       const int spins = options_.spin ? kSpinsPerCheck : kSpinsBeforeSleep;
       for (int i = 0; i < spins; ++i) {
         if (AtOrPast(word.load(std::memory_order_acquire), k)) return Status::Ok();
-        _mm_pause();
+        CpuRelax();
       }
       if (!options_.spin) {
         Head().waiters.fetch_add(1, std::memory_order_seq_cst);

@@ -223,10 +223,12 @@ inline void LinearBackward(T* din, T* dw, T* db, const T* dout, const T* in, con
 
 // The float versions are compiled twice (AVX2 and baseline) and picked at load time.
 // With contraction off, both run the same IEEE operations per output: same bits.
+// x86-64 only: "avx2" is no target elsewhere, and aarch64's baseline already has NEON
+// (the 32-byte vectors become two 16-byte ones, lane for lane the same operations).
 // Not under ThreadSanitizer: the ifunc resolver runs while the loader relocates, before
 // the TSan runtime has a thread state, and its instrumented entry then crashes every
 // binary that links the trainer (SIGSEGV before main).
-#if defined(__SANITIZE_THREAD__)
+#if !defined(__x86_64__) || defined(__SANITIZE_THREAD__)
 #define TRAINER_CLONES
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -306,6 +308,7 @@ double SoftmaxXent(T* dlogits, const T* logits, const uint8_t* labels, int N, in
       double p = e[c] / sum;
       dz[c] = static_cast<T>((p - (c == labels[n] ? 1.0 : 0.0)) * scale);
     }
+    // libm's log, unlike exp above: it feeds only the reported loss, never dz.
     loss += std::log(sum) - (static_cast<double>(z[labels[n]]) - zmax);
   }
   return loss;

@@ -11,7 +11,15 @@ namespace {
 
 typedef float v8 __attribute__((vector_size(32)));
 
-__attribute__((target("avx2"), noinline)) double Kernel(long iters) {
+// AVX2 on x86-64 (8 lanes in one register); elsewhere the baseline ISA (aarch64: NEON,
+// two registers per vector).
+#if defined(__x86_64__)
+#define PEAK_TARGET __attribute__((target("avx2"), noinline))
+#else
+#define PEAK_TARGET __attribute__((noinline))
+#endif
+
+PEAK_TARGET double Kernel(long iters) {
   // 6 independent mul chains and 6 add chains: enough to hide latency on the FP ports,
   // few enough to stay in the 16 vector registers.
   v8 m[6], a[6];
