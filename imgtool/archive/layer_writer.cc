@@ -161,7 +161,7 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   std::unique_ptr<internal::Compressor> compressor;
   if (!plain) {
     auto c = internal::NewCompressor(options.compression, blob_writer,
-                                     options.threads > 0 ? options.threads : AvailableCpus());
+                                     options.threads > 0 ? options.threads : std::min(AvailableCpus(), 16));
     if (!c.ok()) return c.error();
     compressor = std::move(*c);
   }

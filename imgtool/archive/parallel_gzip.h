@@ -5,7 +5,8 @@
 // one gzip member behind our fixed header, then CRC32 and ISIZE. The thread count only
 // decides how many chunks are encoded at once, never a byte of the output.
 //
-// Memory: 2 x threads chunks in flight (each 1 MiB + 32 KiB in, ~1 MiB out).
+// Memory: threads + 4 chunks in flight (each 1 MiB + 32 KiB in, ~1 MiB out): one being
+// filled, one per encoder, the rest finished and waiting for their turn to be written.
 //
 // Internal to imgtool/archive: not part of layer.h.
 #pragma once

@@ -30,8 +30,9 @@ Verdict Sample() {
   v.expected_workers = 4;
   v.workers = Workers();
   v.missing = {3};
-  v.diffs.push_back({"nccl", {{"2.28.9", {0, 2}}, {"2.19.3", {1}}}, std::nullopt});
-  v.diffs.push_back({"cuda.runtime", {{"13.0", {0, 1, 2}}}, std::string("12.8")});
+  v.diffs.push_back({"nccl", "", {{"2.28.9", {0, 2}}, {"2.19.3", {1}}}, std::nullopt});
+  v.diffs.push_back({"cuda.runtime", "", {{"13.0", {0, 1, 2}}}, std::string("12.8")});
+  v.diffs.push_back({"lib.libnccl.so.2", "linux/arm64", {{"sha256:aa", {0}}, {"sha256:bb", {2}}}, std::nullopt});
   v.suspects = {1};
   v.notes["golden_run.seconds"] = "0.41";
   return v;
