@@ -207,6 +207,20 @@ EnvRole EnvVarRole(const std::string& name) {
 
 bool RecordedEnvVar(const std::string& name) { return EnvVarRole(name) != EnvRole::kNone; }
 
+namespace {
+
+// A digest the caller names (a container cannot see its own): "unknown" when not given.
+Status AddDigest(const std::string& value, const std::string& field, const std::string& what, Fingerprint& fp) {
+  if (value.empty()) {
+    fp.fields[field] = "unknown";
+    return Status::Ok();
+  }
+  auto d = oci::Digest::Parse(value);
+  if (!d.ok()) return d.error().Context(what);
+  fp.fields[field] = d->str();
+  return Status::Ok();
+}
+
 // The platform this binary was built for, as OCI names it: under qemu-user an arm64
 // probe reports arm64, which is what the image runs as.
 std::string ThisPlatform() {
@@ -218,6 +232,8 @@ std::string ThisPlatform() {
   return "linux/unknown";
 #endif
 }
+
+}  // namespace
 
 std::string DefaultHashCacheDir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -231,20 +247,8 @@ Result<Fingerprint> Probe(const ProbeOptions& options, ProbeTimings* timings) {
   auto start = Clock::now();
   ProbeTimings t;
   Fingerprint fp;
-  if (options.image_digest.empty()) {
-    fp.fields["image.digest"] = "unknown";
-  } else {
-    auto d = oci::Digest::Parse(options.image_digest);
-    if (!d.ok()) return d.error().Context("image digest");
-    fp.fields["image.digest"] = d->str();
-  }
-  if (options.image_index.empty()) {
-    fp.fields["image.index"] = "unknown";
-  } else {
-    auto d = oci::Digest::Parse(options.image_index);
-    if (!d.ok()) return d.error().Context("image index");
-    fp.fields["image.index"] = d->str();
-  }
+  IMGTOOL_TRY(AddDigest(options.image_digest, "image.digest", "image digest", fp));
+  IMGTOOL_TRY(AddDigest(options.image_index, "image.index", "image index", fp));
   fp.fields[kPlatformField] = ThisPlatform();
   auto stack = StackJsonDigest(options.stack_json_path);
   if (!stack.ok()) return stack.error();
