@@ -206,22 +206,14 @@ Result<DsseEnvelope> ParseDsse(const Json& obj, const std::string& path) {
 }  // namespace
 
 Result<DsseEnvelope> ParseDsseEnvelope(std::string_view json, const std::string& what) {
-  if (json.size() > kMaxBundle) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(kMaxBundle) + " bytes");
-  }
-  auto doc = oci::ParseJson(json, what);
+  auto doc = ParseObjectDocument(json, kMaxBundle, what);
   if (!doc.ok()) return doc.error();
-  if (!doc->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": not a JSON object");
   return ParseDsse(*doc, what);
 }
 
 Result<Bundle> ParseBundle(std::string_view json, const std::string& what) {
-  if (json.size() > kMaxBundle) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(kMaxBundle) + " bytes");
-  }
-  auto doc = oci::ParseJson(json, what);
+  auto doc = ParseObjectDocument(json, kMaxBundle, what);
   if (!doc.ok()) return doc.error();
-  if (!doc->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": not a JSON object");
   Bundle b;
   auto media_type = TextMember(*doc, "mediaType", what + ": bundle", true);
   if (!media_type.ok()) return media_type.error();

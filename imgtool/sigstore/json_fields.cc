@@ -4,6 +4,16 @@
 
 namespace imgtool::sigstore {
 
+Result<Json> ParseObjectDocument(std::string_view json, size_t max_bytes, const std::string& what) {
+  if (json.size() > max_bytes) {
+    return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(max_bytes) + " bytes");
+  }
+  auto doc = oci::ParseJson(json, what);
+  if (!doc.ok()) return doc.error();
+  if (!doc->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": not a JSON object");
+  return std::move(*doc);
+}
+
 namespace {
 
 Error Bad(const std::string& path, std::string_view key, const std::string& why) {

@@ -13,6 +13,9 @@ namespace imgtool::sigstore {
 
 using oci::Json;
 
+// The whole document: at most max_bytes, valid JSON, an object; errors name `what`.
+Result<Json> ParseObjectDocument(std::string_view json, size_t max_bytes, const std::string& what);
+
 // obj[key] when it is an object (an error naming `path` when it is missing or not one).
 Result<const Json*> ObjectMember(const Json& obj, std::string_view key, const std::string& path);
 // obj[key] when it is an array; an absent member is an empty array.

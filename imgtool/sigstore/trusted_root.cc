@@ -100,12 +100,8 @@ Status ParseList(const Json& root, std::string_view key, const std::string& what
 }  // namespace
 
 Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what) {
-  if (json.size() > kMaxTrustedRoot) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": more than " + std::to_string(kMaxTrustedRoot) + " bytes");
-  }
-  auto doc = oci::ParseJson(json, what);
+  auto doc = ParseObjectDocument(json, kMaxTrustedRoot, what);
   if (!doc.ok()) return doc.error();
-  if (!doc->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": not a JSON object");
   auto media_type = TextMember(*doc, "mediaType", what, true);
   if (!media_type.ok()) return media_type.error();
   if (media_type->rfind("application/vnd.dev.sigstore.trustedroot", 0) != 0) {
