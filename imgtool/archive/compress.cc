@@ -1,6 +1,5 @@
 #include "archive/compress.h"
 
-#include <sched.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -130,13 +129,6 @@ CompressorInfo DescribeCompressor(Compression c) {
       return {"none", "", "uncompressed tar"};
   }
   return {"none", "", ""};
-}
-
-int AvailableCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
 }
 
 }  // namespace imgtool::archive

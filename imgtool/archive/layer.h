@@ -48,8 +48,6 @@ struct CompressorInfo {
   std::string mode;     // the parameters that shape the bytes
 };
 CompressorInfo DescribeCompressor(Compression c);
-// CPUs this process may run on (its affinity mask), at least 1.
-int AvailableCpus();
 
 // "application/vnd.oci.image.layer.v1.tar+gzip" and friends.
 std::string LayerMediaType(Compression c);
@@ -59,9 +57,10 @@ Result<Compression> CompressionFromMediaType(const std::string& media_type);
 struct LayerOptions {
   Compression compression = Compression::kGzip;
   int64_t mtime = 0;  // SOURCE_DATE_EPOCH: every entry's mtime
-  // Compressor threads; 0: one per CPU this process may run on, at most 16 (each costs
-  // ~2 MiB of chunk buffers for gzip). Never changes a byte.
+  // Compressor threads; 0: one per CPU this process may run on (fs::UsableCpus), at most
+  // kDefaultMaxThreads (each costs ~2 MiB of chunk buffers for gzip). Never changes a byte.
   int threads = 0;
+  static constexpr int kDefaultMaxThreads = 16;
   // Called now and then with bytes of file content written so far and the total.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };

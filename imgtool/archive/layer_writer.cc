@@ -26,6 +26,7 @@
 #include "archive/layer.h"
 #include "archive/layer_pipeline.h"
 #include "archive/tar_writer.h"
+#include "fs/cpus.h"
 
 namespace imgtool::archive {
 
@@ -161,7 +162,8 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   std::unique_ptr<internal::Compressor> compressor;
   if (!plain) {
     auto c = internal::NewCompressor(options.compression, blob_writer,
-                                     options.threads > 0 ? options.threads : std::min(AvailableCpus(), 16));
+                                     options.threads > 0 ? options.threads
+                                                         : std::min(fs::UsableCpus(), LayerOptions::kDefaultMaxThreads));
     if (!c.ok()) return c.error();
     compressor = std::move(*c);
   }

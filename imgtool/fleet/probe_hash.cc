@@ -1,7 +1,6 @@
 #include "fleet/probe_hash.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include "fs/atomic_file.h"
+#include "fs/cpus.h"
 #include "fs/own_file.h"
 #include "oci/canonical_json.h"
 
@@ -69,13 +69,6 @@ Result<std::vector<FileKey>> ParseEntries(const std::string& text, std::vector<o
     digests->push_back(*d);
   }
   return keys;
-}
-
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 struct Hashed {
@@ -207,7 +200,7 @@ std::vector<FileHash> HashFiles(const std::vector<std::string>& paths, HashCache
     std::vector<char> buf(1u << 20);
     for (size_t t; (t = next.fetch_add(1)) < todo.size();) hashed[todo[t].second] = HashOne(paths[todo[t].second], buf);
   };
-  size_t threads = std::min(todo.size(), static_cast<size_t>(UsableCores()));
+  size_t threads = std::min(todo.size(), static_cast<size_t>(fs::UsableCpus()));
   std::vector<std::thread> pool;
   for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
   if (!todo.empty()) work();

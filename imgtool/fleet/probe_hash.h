@@ -80,7 +80,7 @@ struct FileHash {
 };
 
 // Hashes every path (real paths; order kept in the result) on up to
-// min(hardware_concurrency, uncached files) threads, consulting and filling `cache`.
+// min(fs::UsableCpus(), uncached files) threads, consulting and filling `cache`.
 // A file that changed while it was read gets its digest but no cache entry.
 std::vector<FileHash> HashFiles(const std::vector<std::string>& paths, HashCache& cache);
 
