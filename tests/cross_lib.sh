@@ -11,10 +11,20 @@ skip() {
   echo "SKIP: $*" >&2
   exit 77
 }
+# What is missing for an arm64 build and run here, or nothing.
+cross_missing() {
+  if ! command -v aarch64-linux-gnu-g++ >/dev/null; then
+    echo "no aarch64-linux-gnu-g++ (apt-get install crossbuild-essential-arm64)"
+  elif ! command -v qemu-aarch64 >/dev/null; then
+    echo "no qemu-aarch64 (apt-get install qemu-user)"
+  elif [[ ! -d $SYSROOT/usr/include/aarch64-linux-gnu ]]; then
+    echo "no arm64 sysroot in $SYSROOT (scripts/arm64-sysroot)"
+  fi
+}
 cross_ready_or_skip() {
-  command -v aarch64-linux-gnu-g++ >/dev/null || skip "no aarch64-linux-gnu-g++ (apt-get install crossbuild-essential-arm64)"
-  command -v qemu-aarch64 >/dev/null || skip "no qemu-aarch64 (apt-get install qemu-user)"
-  [[ -d $SYSROOT/usr/include/aarch64-linux-gnu ]] || skip "no arm64 sysroot in $SYSROOT (scripts/arm64-sysroot)"
+  local missing
+  missing=$(cross_missing)
+  [[ -z $missing ]] || skip "$missing"
 }
 
 # cross_build TARGET...: the arm64 targets, from ccache or nothing when current.

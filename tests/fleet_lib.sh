@@ -9,7 +9,7 @@
 export XDG_CACHE_HOME="$WORK/xdg-cache"
 mkdir -p "$XDG_CACHE_HOME"
 # Recorded environment variables must not leak in from whoever runs the test.
-while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\|CUDA_[A-Za-z0-9_]*\|CUBLAS[A-Za-z0-9_]*\|CUDNN_[A-Za-z0-9_]*\|NVIDIA_TF32_OVERRIDE\|IMGTOOL_IMAGE_DIGEST\|TF_CONFIG\)=.*/\1/p')
+while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\|CUDA_[A-Za-z0-9_]*\|CUBLAS[A-Za-z0-9_]*\|CUDNN_[A-Za-z0-9_]*\|NVIDIA_TF32_OVERRIDE\|IMGTOOL_IMAGE_DIGEST\|IMGTOOL_IMAGE_INDEX\|TF_CONFIG\)=.*/\1/p')
 unset LD_LIBRARY_PATH
 
 # The image digest every worker claims unless a case says otherwise.

@@ -87,10 +87,6 @@ Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
     o.image_digest = env ? env : "";
   }
   o.image_index = f.image_index;
-  if (o.image_index.empty()) {
-    const char* env = std::getenv("IMGTOOL_IMAGE_INDEX");
-    o.image_index = env ? env : "";
-  }
   o.stack_json_path = f.stack_json;
   o.hash_cache_dir = f.no_hash_cache ? "" : (f.hash_cache.empty() ? fleet::DefaultHashCacheDir() : f.hash_cache);
   fleet::ProbeTimings t;
@@ -225,7 +221,8 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   check->add_option("--image-digest", f->image_digest,
                     "The image's digest, which a container cannot see (default: $IMGTOOL_IMAGE_DIGEST)");
   check->add_option("--image-index", f->image_index,
-                    "The multi-platform index the image came from (default: $IMGTOOL_IMAGE_INDEX)");
+                    "The multi-platform index the image came from (default: $IMGTOOL_IMAGE_INDEX)")
+      ->envname("IMGTOOL_IMAGE_INDEX");
   check->add_option("--stack-json", f->stack_json, "The image's stack record")->capture_default_str();
   auto* cache = check->add_option("--hash-cache", f->hash_cache,
                                   "Remember library hashes here (default: $XDG_CACHE_HOME/imgtool/probe)");

@@ -50,10 +50,6 @@ int RunProbe(const ProbeFlags& f) {
     if (auto d = oci::Digest::Parse(o.image_digest); !d.ok()) return Fail(d.error().Context(digest_from));
   }
   o.image_index = f.image_index;
-  if (o.image_index.empty()) {
-    const char* env = std::getenv("IMGTOOL_IMAGE_INDEX");
-    o.image_index = env != nullptr ? env : "";
-  }
   o.stack_json_path = f.stack_json;
   o.hash_cache_dir = f.no_hash_cache ? "" : !f.hash_cache.empty() ? f.hash_cache : fleet::DefaultHashCacheDir();
   fleet::ProbeTimings t;
@@ -120,7 +116,8 @@ void AddProbeCommand(CLI::App& app, Action& run) {
                   "The image's manifest digest, sha256:<64 hex> (default: $IMGTOOL_IMAGE_DIGEST, else \"unknown\")");
   cmd->add_option("--image-index", f->image_index,
                   "The multi-platform index the image came from, compared across platforms (default: "
-                  "$IMGTOOL_IMAGE_INDEX, else \"unknown\")");
+                  "$IMGTOOL_IMAGE_INDEX, else \"unknown\")")
+      ->envname("IMGTOOL_IMAGE_INDEX");
   cmd->add_option("--stack-json", f->stack_json, "The stack file the image build wrote (\"absent\" if missing)")
       ->capture_default_str();
   cmd->add_option("--hash-cache", f->hash_cache,
