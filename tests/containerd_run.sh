@@ -73,7 +73,7 @@ entrypoint=$("$IMGTOOL" inspect "oci-archive:$WORK/golden.tar:latest" --json | j
 ctr images import --snapshotter native --base-name imgtool.test/golden --digests "$WORK/golden.tar" >"$C/import.log" 2>&1 \
   || fail "ctr images import: $(cat "$C/import.log")"
 ref=imgtool.test/golden@$digest
-ctr images ls -q | grep -qxF "$ref" || fail "imported image not listed as $ref: $(ctr images ls -q)"
+grep -qxF "$ref" <<<"$(ctr images ls -q)" || fail "imported image not listed as $ref: $(ctr images ls -q)"
 pass "ctr images import took the oci-archive as $ref"
 
 # The trainer inside (entrypoint from the image config, user from it too: ctr applies

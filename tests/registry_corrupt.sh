@@ -23,7 +23,7 @@ mkdir -p "$WORK/existing"
 rm "$WORK/existing/blobs/sha256/$hex"
 expect_exit 4 pull -q "$R/team/img:v1" "oci:$WORK/existing:new"
 [ ! -e "$WORK/existing/blobs/sha256/$hex" ] || fail "the corrupt blob was put in place"
-if ls -a "$WORK/existing/blobs/sha256" | grep -q '^\.tmp'; then fail "a temporary blob was left behind"; fi
+if compgen -G "$WORK/existing/blobs/sha256/.tmp*" >/dev/null; then fail "a temporary blob was left behind"; fi
 if grep -q '"new"' "$WORK/existing/index.json"; then fail "index.json names the failed pull"; fi
 expect_exit 4 verify "$R/team/img:v1"
 assert_contains "$OUTPUT" "$layer" "verify docker:// names the digest"

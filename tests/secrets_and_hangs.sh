@@ -60,7 +60,7 @@ done
 IMGTOOL_REQUEST_TIMEOUT=soon timed 2 inspect "$R"
 assert_contains "$OUTPUT" "\$IMGTOOL_REQUEST_TIMEOUT=soon: want whole seconds from 1 to 86400" "a bad value"
 unset IMGTOOL_CONNECT_TIMEOUT IMGTOOL_STALL_TIMEOUT IMGTOOL_REQUEST_TIMEOUT
-"$IMGTOOL" inspect --help | grep -q 'IMGTOOL_STALL_TIMEOUT' || fail "inspect --help does not say the timeouts"
+grep -q 'IMGTOOL_STALL_TIMEOUT' <<<"$("$IMGTOOL" inspect --help)" || fail "inspect --help does not say the timeouts"
 pass "a malformed timeout is exit 2; --help says the variables"
 
 # ---- hangs: FIFOs where a user names a file ----

@@ -19,7 +19,7 @@ hex=${digest#sha256:}
 # Keys: cosign's formats; no password source is a clear usage error, not a hang.
 "$IMGTOOL" keygen --output-key-prefix a 2>/dev/null
 head -1 a.key | grep -qx -- "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----" || fail "a.key PEM type"
-openssl pkey -pubin -in a.pub -noout -text 2>/dev/null | grep -q "prime256v1" || fail "a.pub is not P-256 SPKI"
+grep -q "prime256v1" <<<"$(openssl pkey -pubin -in a.pub -noout -text 2>/dev/null)" || fail "a.pub is not P-256 SPKI"
 assert_eq "$(stat -c %a a.key)" "600" "private key mode"
 $PY - a.key <<'PY' || fail "a.key envelope fields"
 import base64, json, sys
@@ -46,7 +46,7 @@ layer=$(jq -c '.layers[0]' "img/blobs/sha256/${sig_manifest#sha256:}")
 assert_eq "$(jq -r .mediaType <<<"$layer")" "application/vnd.dev.cosign.simplesigning.v1+json" "layer media type"
 payload="img/blobs/sha256/$(jq -r .digest <<<"$layer" | cut -d: -f2)"
 jq -r '.annotations["dev.cosignproject.cosign/signature"]' <<<"$layer" | base64 -d >sig.der
-openssl dgst -sha256 -verify a.pub -signature sig.der "$payload" | grep -qx "Verified OK" || fail "openssl rejects"
+grep -qx "Verified OK" <<<"$(openssl dgst -sha256 -verify a.pub -signature sig.der "$payload")" || fail "openssl rejects"
 want=$(printf '{"critical":{"identity":{"docker-reference":"img"},"image":{"docker-manifest-digest":"%s"},"type":"cosign container image signature"},"optional":null}' "$digest")
 assert_eq "$(cat "$payload")" "$want" "payload bytes"
 pass "sign oci: layout; verify accepts; openssl dgst -verify accepts the payload + signature; payload is cosign's"
@@ -68,7 +68,7 @@ assert_eq "$(jq -r '[.signatures.results[] | .ok] | join(",")' <<<"$out")" "fals
 pass "fixture: verifies ours; its keys (both PEM types) load in imgtool sign; its signatures verify in imgtool"
 
 # Signing again with the same key adds nothing; another key appends; a trust folder.
-"$IMGTOOL" sign --key a.key "oci:$WORK/img:v1" | grep -q "^Already signed" || fail "second sign"
+grep -q "^Already signed" <<<"$("$IMGTOOL" sign --key a.key "oci:$WORK/img:v1")" || fail "second sign"
 layers() { jq -r --arg t "sha256-$hex.sig" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$1/index.json" |
   cut -d: -f2 | xargs -I{} jq '.layers | length' "$1/blobs/sha256/{}"; }
 assert_eq "$(layers img)" "1" "layers after signing twice"
@@ -83,9 +83,9 @@ pass "same key twice keeps one layer; a second key appends; --trusted-keys DIR"
 
 # Attest the SBOM the build wrote; verify it; the fixture verifies the DSSE envelope.
 "$IMGTOOL" attest --key a.key --predicate "$WORK/img.spdx.json" --type spdxjson "oci:$WORK/img:v1" >/dev/null
-"$IMGTOOL" attest --key a.key --predicate "$WORK/img.spdx.json" "oci:$WORK/img:v1" | grep -q "^Already" ||
+grep -q "^Already" <<<"$("$IMGTOOL" attest --key a.key --predicate "$WORK/img.spdx.json" "oci:$WORK/img:v1")" ||
   fail "second attest"
-"$IMGTOOL" verify --key a.pub --attestation --type spdxjson "oci:$WORK/img:v1" | grep -q "^ATTESTATION .*verified" ||
+grep -q "^ATTESTATION .*verified" <<<"$("$IMGTOOL" verify --key a.pub --attestation --type spdxjson "oci:$WORK/img:v1")" ||
   fail "attestation"
 $PY "$FIX" verify-att img v1 a.pub >/dev/null || fail "fixture rejects the attestation"
 expect_exit 5 verify --key b.pub --attestation "oci:$WORK/img:v1"
@@ -99,7 +99,7 @@ R="docker://$REG_HOST/team/img"
 expect_exit 5 verify --key a.pub "$R:v1"
 assert_contains "$OUTPUT" "no signatures for $digest" "unsigned pushed image"
 "$IMGTOOL" sign --key a.key "$R:v1" >/dev/null
-"$IMGTOOL" sign --key a.key "$R:v1" | grep -q "^Already" || fail "second registry sign"
+grep -q "^Already" <<<"$("$IMGTOOL" sign --key a.key "$R:v1")" || fail "second registry sign"
 "$IMGTOOL" verify --key a.pub "$R:v1" >/dev/null
 "$IMGTOOL" pull -q "$R:sha256-$hex.sig" "oci:$WORK/rsig:s" >/dev/null
 assert_eq "$(jq '.layers | length' "rsig/blobs/sha256/$(jq -r '.manifests[0].digest' rsig/index.json | cut -d: -f2)")" "1" \
@@ -111,7 +111,7 @@ assert_eq "$(jq '.layers | length' "$m")" "2" "registry layers after a second ke
 want=$(printf '{"critical":{"identity":{"docker-reference":"%s/team/img"},"image":{"docker-manifest-digest":"%s"},"type":"cosign container image signature"},"optional":null}' "$REG_HOST" "$digest")
 assert_eq "$(cat "rsig2/blobs/sha256/$(jq -r '.layers[0].digest' "$m" | cut -d: -f2)")" "$want" "registry payload"
 "$IMGTOOL" verify --key b.pub "$R@$digest" >/dev/null
-"$IMGTOOL" tags "$R" | grep -qx "sha256-$hex.sig" || fail "tags lacks the signature tag"
+grep -qx "sha256-$hex.sig" <<<"$("$IMGTOOL" tags "$R")" || fail "tags lacks the signature tag"
 expect_exit 5 verify --key py.pub "$R:v1"
 pass "registry: sign + verify docker://; same key twice keeps one layer; a second key appends; identity HOST/REPO"
 
@@ -122,9 +122,9 @@ out=$("$IMGTOOL" push --json "oci:$WORK/img:v1" "$C:v1")
 assert_eq "$(jq -r '.artifacts | join(",")' <<<"$out")" "sha256-$hex.sig,sha256-$hex.att,sha256-$hex.sbom" "artifacts pushed"
 "$IMGTOOL" verify --key a.pub "$C:v1" >/dev/null || fail "signature by a did not travel"
 "$IMGTOOL" verify --key b.pub "$C:v1" >/dev/null || fail "signature by b did not travel"
-"$IMGTOOL" verify --key a.pub --attestation --type spdxjson "$C:v1" | grep -q "^ATTESTATION .*verified" ||
+grep -q "^ATTESTATION .*verified" <<<"$("$IMGTOOL" verify --key a.pub --attestation --type spdxjson "$C:v1")" ||
   fail "the attestation did not travel"
-for t in sig att sbom; do "$IMGTOOL" tags "$C" | grep -qx "sha256-$hex.$t" || fail "no .$t tag after push"; done
+for t in sig att sbom; do grep -qx "sha256-$hex.$t" <<<"$("$IMGTOOL" tags "$C")" || fail "no .$t tag after push"; done
 "$IMGTOOL" pull -q "$C:v1" "oci:$WORK/back:v1" >/dev/null
 "$IMGTOOL" verify --key a.pub --attestation "oci:$WORK/back:v1" >/dev/null || fail "pull did not carry the attestation"
 pass "push carries .sig, .att, .sbom; verify --key and --attestation pass on the registry and after pull"

@@ -49,7 +49,7 @@ mb() { echo $(($1 >> 20)); }
 # and keeps freed blocks in quarantine (up to 256 MB): the bounds widen, the attack (1 GB
 # before the caps) is still caught.
 growth=$((32 << 20)) limit=$((100 << 20))
-if ldd "$TRAINER" 2>/dev/null | grep -q libasan; then growth=$((320 << 20)) limit=$((1 << 40)); fi
+if [[ $(ldd "$TRAINER" 2>/dev/null) == *libasan* ]]; then growth=$((320 << 20)) limit=$((1 << 40)); fi
 ((peak - before < growth)) || fail "the chief grew from $(mb "$before") MB to $(mb "$peak") MB under attack"
 ((peak < limit)) || fail "the chief reached $(mb "$peak") MB under attack (limit $(mb "$limit") MB)"
 pass "chief RSS $(mb "$before") MB before, $(mb "$during") MB during the flood, $(mb "$peak") MB at most"
