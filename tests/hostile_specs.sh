@@ -32,7 +32,7 @@ expect_refused 2 "\$.layers[0].files[0].src: '/etc/passwd' must be relative to t
 expect_refused 2 "\$.user.uid: 0 is root; imgtool images always run as a non-root user" \
   "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"r","uid":0,"gid":10001}')"
 expect_refused 2 "\$.user: required" '{"base":"scratch","layers":[{"files":[{"src":"config.txt","dest":"/x"}]}]}'
-expect_refused 2 "\$.layers[0].files[0].srcc: unknown key (allowed: allow_setuid, dest, dir_mode, mode, owner, src)" \
+expect_refused 2 "\$.layers[0].files[0].srcc: unknown key (allowed: allow_setuid, dest, dir_mode, mode, owner, platforms, src)" \
   "$(spec '[{"files":[{"srcc":"config.txt","dest":"/x"}]}]')"
 expect_refused 2 "\$.user.uid: want a non-negative integer id" \
   "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"t","uid":"10001","gid":10001}')"

@@ -3,20 +3,22 @@
 # folder in manifest order. Sourced after lib.sh.
 
 # make_deb DIR NAME VERSION [postinst]: builds DIR/NAME_VERSION.deb with a binary, a
-# shared library, a symlink and a hardlink; prints its path.
+# shared library, a symlink and a hardlink; prints its path. DEB_ARCH=arm64 makes an arm64
+# package (DIR/NAME_VERSION_arm64.deb; default: Architecture all).
 make_deb() {
-  local dir=$1 name=$2 version=$3 root="$1/src-$2-$3"
+  local dir=$1 name=$2 version=$3 arch=${DEB_ARCH:-all} root="$1/src-$2-$3-${DEB_ARCH:-all}"
+  local out="$dir/${name}_${version}${DEB_ARCH:+_$DEB_ARCH}.deb"
   mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/$name" "$root/usr/share/doc/$name"
-  printf 'Package: %s\nVersion: %s\nArchitecture: all\nMaintainer: T <t@example.com>\nInstalled-Size: 8\nDescription: test package %s\n' \
-    "$name" "$version" "$name" >"$root/DEBIAN/control"
+  printf 'Package: %s\nVersion: %s\nArchitecture: %s\nMaintainer: T <t@example.com>\nInstalled-Size: 8\nDescription: test package %s\n' \
+    "$name" "$version" "$arch" "$name" >"$root/DEBIAN/control"
   if [ "${4:-}" = postinst ]; then printf '#!/bin/sh\nexit 0\n' >"$root/DEBIAN/postinst" && chmod 755 "$root/DEBIAN/postinst"; fi
   printf '#!/bin/sh\necho %s\n' "$name" >"$root/usr/bin/$name" && chmod 755 "$root/usr/bin/$name"
-  printf 'lib %s %s\n' "$name" "$version" >"$root/usr/lib/$name/lib$name.so.1" && chmod 644 "$root/usr/lib/$name/lib$name.so.1"
+  printf 'lib %s %s%s\n' "$name" "$version" "${DEB_ARCH:+ $DEB_ARCH}" >"$root/usr/lib/$name/lib$name.so.1" && chmod 644 "$root/usr/lib/$name/lib$name.so.1"
   ln -sf "lib$name.so.1" "$root/usr/lib/$name/lib$name.so"
   printf 'doc\n' >"$root/usr/share/doc/$name/README" && chmod 640 "$root/usr/share/doc/$name/README"
   ln -f "$root/usr/share/doc/$name/README" "$root/usr/share/doc/$name/README.hard"
-  dpkg-deb --root-owner-group -Zgzip --build "$root" "$dir/${name}_${version}.deb" >/dev/null
-  echo "$dir/${name}_${version}.deb"
+  dpkg-deb --root-owner-group -Zgzip --build "$root" "$out" >/dev/null
+  echo "$out"
 }
 
 # make_wheel DIR DIST VERSION TOP: builds DIR/DIST-VERSION-py3-none-any.whl with
@@ -70,4 +72,27 @@ unpack_image() {
   for d in $(jq -r '.layers[].digest' "$layout/blobs/sha256/$manifest" | cut -d: -f2); do
     tar -xzf "$layout/blobs/sha256/$d" -C "$root" --numeric-owner
   done
+}
+
+# multiplatform_context DIR: DIR/spec.json for linux/amd64 and linux/arm64, with one deb
+# per architecture (libhello 1.0-1, Architecture amd64 and arm64) and a file per platform.
+multiplatform_context() {
+  mkdir -p "$1/debs" "$1/bin"
+  local amd arm
+  amd=$(DEB_ARCH=amd64 make_deb "$1/debs" libhello 1.0-1)
+  arm=$(DEB_ARCH=arm64 make_deb "$1/debs" libhello 1.0-1)
+  printf 'amd64 tool\n' >"$1/bin/tool-amd64"
+  printf 'arm64 tool\n' >"$1/bin/tool-arm64"
+  cat >"$1/spec.json" <<JSON
+{"base": "scratch", "user": {"name": "trainer", "uid": 10001, "gid": 10001},
+ "platforms": ["linux/amd64", "linux/arm64"],
+ "layers": [
+  {"name": "runtime", "debs": [
+    {"src": "debs/$(basename "$amd")", "sha256": "$(sha "$amd")", "name": "libhello", "version": "1.0-1", "platforms": ["linux/amd64"]},
+    {"src": "debs/$(basename "$arm")", "sha256": "$(sha "$arm")", "name": "libhello", "version": "1.0-1", "platforms": ["linux/arm64"]}]},
+  {"name": "tool", "root": "bin", "files": [
+    {"src": "tool-amd64", "dest": "/usr/local/bin/tool", "platforms": ["linux/amd64"]},
+    {"src": "tool-arm64", "dest": "/usr/local/bin/tool", "platforms": ["linux/arm64"]}]}],
+ "labels": {"org.opencontainers.image.title": "multi"}}
+JSON
 }

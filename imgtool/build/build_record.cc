@@ -18,15 +18,19 @@ oci::Json CompressorJson(const std::string& media_type) {
 
 }  // namespace
 
-Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, const std::vector<RecordInput>& inputs,
-                                    int64_t epoch, const std::string& compression) {
-  using oci::Json;
+namespace {
+
+using oci::Json;
+
+// One image's part of the record: its base as resolved for its platform, its inputs, its
+// outputs.
+Json ImageRecord(const Spec& spec, const ImageResult& image) {
   Json in = Json::array();
-  for (const auto& i : inputs) {
+  for (const auto& i : image.inputs) {
     in.push_back({{"layer", i.layer}, {"path", i.path}, {"digest", i.digest.str()}, {"size", i.size}});
   }
   Json layers = Json::array();
-  for (const auto& l : result.layers) {
+  for (const auto& l : image.layers) {
     Json layer = {{"name", l.name},
                   {"digest", l.descriptor.digest.str()},
                   {"diff_id", l.diff_id.str()},
@@ -37,20 +41,38 @@ Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result,
   }
   Json base = Json("scratch");
   if (!spec.base.scratch) {
-    base = {{"digest", spec.base.digest.str()}, {"manifest", result.base_manifest.str()}};
+    base = {{"digest", spec.base.digest.str()}, {"manifest", image.base_manifest.str()}};
     if (std::string source = BaseSource(spec.base); !source.empty()) base["source"] = source;
   }
+  return {{"base", base},
+          {"inputs", in},
+          {"outputs",
+           {{"manifest", oci::DescriptorToJson(image.manifest)},
+            {"config", oci::DescriptorToJson(image.config)},
+            {"layers", layers}}}};
+}
+
+}  // namespace
+
+Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, int64_t epoch,
+                                    const std::string& compression) {
   Json j = {{"recordVersion", 1},
             {"tool", std::string("imgtool ") + IMGTOOL_VERSION},
             {"sourceDateEpoch", epoch},
             {"compression", compression},
-            {"spec", {{"digest", spec.digest.str()}}},
-            {"base", base},
-            {"inputs", in},
-            {"outputs",
-             {{"manifest", oci::DescriptorToJson(result.manifest)},
-              {"config", oci::DescriptorToJson(result.config)},
-              {"layers", layers}}}};
+            {"spec", {{"digest", spec.digest.str()}}}};
+  if (!result.is_index && result.images.size() == 1) {
+    j.update(ImageRecord(spec, result.images[0]));
+  } else {
+    Json images = Json::array();
+    for (const auto& image : result.images) {
+      Json one = ImageRecord(spec, image);
+      one["platform"] = oci::PlatformString(image.platform);
+      images.push_back(std::move(one));
+    }
+    j["outputs"] = {{"index", oci::DescriptorToJson(result.manifest)}};
+    j["images"] = std::move(images);
+  }
   auto s = oci::CanonicalJson(j);
   if (!s.ok()) return s.error();
   return *s + "\n";

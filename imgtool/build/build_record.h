@@ -1,5 +1,6 @@
 // The build record written beside the output: what went in (the spec's digest, the base
-// as pinned and as resolved for the platform, every input file's digest and size), what came out (every blob's digest), the tool version
+// as pinned and as resolved for each platform, every input file's digest and size), what
+// came out (every blob's digest), the tool version
 // and the epoch. It holds no host paths or times, so two reproducible builds write
 // byte-identical records, and `diff` of two records shows which input moved.
 #pragma once
@@ -13,14 +14,10 @@
 
 namespace imgtool::build {
 
-struct RecordInput {
-  std::string layer;
-  std::string path;  // relative to the layer root
-  oci::Digest digest;
-  uint64_t size = 0;
-};
-
-Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, const std::vector<RecordInput>& inputs,
-                                    int64_t epoch, const std::string& compression);
+// A single-platform build: base, inputs and outputs (manifest, config, layers) at the top.
+// A multi-platform build: outputs.index, and under "images" one object per platform with
+// its platform, base, inputs and outputs.
+Result<std::string> BuildRecordJson(const Spec& spec, const BuildResult& result, int64_t epoch,
+                                    const std::string& compression);
 
 }  // namespace imgtool::build

@@ -1,4 +1,5 @@
-// `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> layout sink.
+// `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> layout sink;
+// for a multi-platform spec, one image per platform (image_build.h) and an index over them.
 // The pipeline is base image (scratch, or pinned in a layout or a registry) -> append the spec's layers
 // -> append the metadata layer -> set config (user, env, entrypoint, labels, created
 // from SOURCE_DATE_EPOCH) -> write to oci:DIR[:TAG] or oci-archive:FILE[:TAG].
@@ -22,6 +23,9 @@ struct BuildOptions {
   ref::Reference output;
   int64_t epoch = 0;  // SOURCE_DATE_EPOCH
   std::optional<archive::Compression> compression;  // overrides the spec's
+  // --platform: build only this platform's image of a multi-platform spec (an image, not
+  // an index); for a single-platform spec it must be the spec's platform.
+  std::optional<oci::Platform> platform;
   std::string cache_dir;  // empty: no cache
   std::string download_dir;          // where package URLs and registry bases are fetched to (fetch.h, base_image.h)
   remote::RegistryOptions registry;  // for a docker:// base
@@ -39,15 +43,33 @@ struct LayerOutcome {
   double seconds = 0;
 };
 
-struct BuildResult {
+// An input file of a layer, for the build record.
+struct RecordInput {
+  std::string layer;
+  std::string path;  // relative to the layer root
+  oci::Digest digest;
+  uint64_t size = 0;
+};
+
+// One image of a build (a multi-platform build writes one per platform).
+struct ImageResult {
+  oci::Platform platform;
   oci::Descriptor manifest;
   oci::Descriptor config;
   std::vector<LayerOutcome> layers;
+  std::vector<PackageRecord> packages;  // every package installed, in spec order
+  oci::Digest base_manifest;            // the base's image manifest for the platform; empty for scratch
+  std::vector<RecordInput> inputs;      // every input file and package, layer by layer
+};
+
+struct BuildResult {
+  // What the output's tag names: the image manifest, or the index of a multi-platform build.
+  oci::Descriptor manifest;
+  bool is_index = false;
+  std::vector<ImageResult> images;  // one per platform, in the spec's order
   std::string output;       // the reference written
   std::string record_path;  // the build record
   std::string sbom_path;    // the SPDX SBOM beside the output (also stored in the layout)
-  std::vector<PackageRecord> packages;  // every package installed, in spec order
-  oci::Digest base_manifest;            // the base's image manifest for the platform; empty for scratch
 };
 
 Result<BuildResult> Build(const BuildOptions& options);

@@ -48,8 +48,8 @@ TEST(Builder, SameInputsInTwoFoldersGiveOneDigest) {
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(a->manifest.digest, b->manifest.digest);
-  ASSERT_EQ(a->layers.size(), 2u);  // data + imgtool-metadata
-  EXPECT_EQ(a->layers[1].name, "imgtool-metadata");
+  ASSERT_EQ(a->images[0].layers.size(), 2u);  // data + imgtool-metadata
+  EXPECT_EQ(a->images[0].layers[1].name, "imgtool-metadata");
   EXPECT_EQ(*fs::ReadSmallFile(a->record_path), *fs::ReadSmallFile(b->record_path));
   auto img = OpenImage(w.dir.path() + "/out-a", "v1");
   ASSERT_TRUE(img.ok());
@@ -120,11 +120,11 @@ TEST(Builder, RegistryBaseComesFromTheDownloadCache) {
   o.download_dir = downloads;
   auto r = Build(o);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->base_manifest.str(), pin);
+  EXPECT_EQ(r->images[0].base_manifest.str(), pin);
   auto img = OpenImage(w.dir.path() + "/child-img", "v1");
   ASSERT_TRUE(img.ok());
   ASSERT_EQ((*img)->layers().size(), 4u);
-  EXPECT_EQ((*img)->layers()[0]->digest(), base->layers[0].descriptor.digest);
+  EXPECT_EQ((*img)->layers()[0]->digest(), base->images[0].layers[0].descriptor.digest);
   const auto& ann = (*img)->manifest().annotations;
   EXPECT_EQ(ann.at("org.opencontainers.image.base.digest"), pin);
   EXPECT_EQ(ann.at("org.opencontainers.image.base.name"), "registry.invalid/team/base:1");
@@ -141,6 +141,88 @@ TEST(Builder, RegistryBaseComesFromTheDownloadCache) {
   EXPECT_EQ(in.sha256.str(), pin);
   EXPECT_EQ(in.manifest.str(), pin);
   EXPECT_EQ(in.source, "docker://registry.invalid/team/base:1");
+}
+
+// Two platforms: one index, one image each with its own files, the same digest from two
+// folders; --platform builds the index's arm64 image alone, to the same manifest digest.
+TEST(Builder, MultiPlatformSpecWritesOneIndex) {
+  const std::string multi = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+    "platforms":["linux/amd64","linux/arm64"],
+    "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"},
+      {"src":"data.txt","dest":"/opt/arm/","platforms":["linux/arm64"]}]}]})";
+  Workspace w;
+  auto a = Build(w.Options(w.Spec("a", multi), "out-a"));
+  auto b = Build(w.Options(w.Spec("b", multi), "out-b"));
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_TRUE(a->is_index);
+  EXPECT_EQ(a->manifest.media_type, "application/vnd.oci.image.index.v1+json");
+  EXPECT_EQ(a->manifest.digest, b->manifest.digest);
+  EXPECT_EQ(*fs::ReadSmallFile(a->record_path), *fs::ReadSmallFile(b->record_path));
+  EXPECT_EQ(*fs::ReadSmallFile(a->sbom_path), *fs::ReadSmallFile(b->sbom_path));
+  ASSERT_EQ(a->images.size(), 2u);
+  EXPECT_NE(a->images[0].manifest.digest, a->images[1].manifest.digest);
+  EXPECT_NE(a->images[0].layers[0].descriptor.digest, a->images[1].layers[0].descriptor.digest);
+  auto node = layout::LayoutRepository(w.dir.path() + "/out-a", "oci:out-a", "").Open("v1");
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  ASSERT_TRUE(node->index != nullptr);
+  auto arm_entry = node->index->ChildFor(*oci::ParsePlatform("linux/arm64"));
+  ASSERT_TRUE(arm_entry.ok());
+  EXPECT_EQ(arm_entry->digest, a->images[1].manifest.digest);
+  auto record = oci::ParseJson(*fs::ReadSmallFile(a->record_path), "record");
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ((*record)["outputs"]["index"]["digest"], a->manifest.digest.str());
+  EXPECT_EQ((*record)["images"][1]["platform"], "linux/arm64");
+  EXPECT_EQ((*record)["images"][1]["outputs"]["manifest"]["digest"], a->images[1].manifest.digest.str());
+
+  BuildOptions one = w.Options(w.dir.path() + "/a/spec.json", "arm-only");
+  one.platform = *oci::ParsePlatform("linux/arm64");
+  auto arm = Build(one);
+  ASSERT_TRUE(arm.ok()) << arm.error().message;
+  EXPECT_FALSE(arm->is_index);
+  EXPECT_EQ(arm->manifest.digest, a->images[1].manifest.digest);
+  auto img = OpenImage(w.dir.path() + "/arm-only", "v1");
+  ASSERT_TRUE(img.ok());
+  EXPECT_EQ((*img)->config()["architecture"], "arm64");
+  one.platform = *oci::ParsePlatform("linux/s390x");
+  auto bad = Build(one);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "--platform: platform linux/s390x: the spec builds linux/amd64, linux/arm64");
+}
+
+// A multi-platform lock names each input's platform; --locked compares all of them, and
+// --platform only its own.
+TEST(Builder, MultiPlatformLockCoversEveryPlatform) {
+  const std::string multi = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+    "platforms":["linux/amd64","linux/arm64"],
+    "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"},
+      {"src":"arm.txt","dest":"/opt/","platforms":["linux/arm64"]}]}]})";
+  Workspace w;
+  std::string spec = w.Spec("a", multi);
+  ASSERT_TRUE(fs::WriteFileAtomic(w.dir.path() + "/a/arm.txt", "arm\n").ok());
+  auto lock = LockSpec(spec, FetchOptions{});
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  ASSERT_EQ(lock->inputs.size(), 3u);
+  EXPECT_EQ(lock->inputs[0].platform, "linux/amd64");
+  EXPECT_EQ(lock->inputs[1].platform, "linux/arm64");
+  EXPECT_EQ(lock->inputs[1].name, "/opt/arm.txt");  // files in path order
+  EXPECT_EQ(lock->inputs[2].platform, "linux/arm64");
+  auto reread = ParseLock(LockJson(*lock), "lock");
+  ASSERT_TRUE(reread.ok());
+  EXPECT_TRUE(CompareLock(*lock, *reread, "lock").ok());
+  std::string lock_path = w.dir.path() + "/a/imgtool.lock.json";
+  ASSERT_TRUE(fs::WriteFileAtomic(lock_path, LockJson(*lock)).ok());
+  BuildOptions o = w.Options(spec, "out");
+  o.lock_path = lock_path;
+  ASSERT_TRUE(Build(o).ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(w.dir.path() + "/a/arm.txt", "arm, changed\n").ok());
+  auto moved = Build(o);
+  ASSERT_FALSE(moved.ok());
+  EXPECT_NE(moved.error().message.find("linux/arm64: layer data: file /opt/arm.txt: sha256 locked"), std::string::npos)
+      << moved.error().message;
+  o.platform = *oci::ParsePlatform("linux/amd64");  // the amd64 image does not take arm.txt
+  auto amd = Build(o);
+  EXPECT_TRUE(amd.ok()) << amd.error().message;
 }
 
 TEST(MetadataLayer, UserClashesAreErrors) {

@@ -5,6 +5,7 @@
 
 #include "build/base_image.h"
 #include "build/base_spec.h"
+#include "build/spec_platforms.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 
@@ -17,7 +18,8 @@ using oci::Json;
 constexpr int kLockVersion = 1;
 
 std::string Label(const LockInput& in) {
-  std::string where = in.layer.empty() ? "" : "layer " + in.layer + ": ";
+  std::string where = in.platform.empty() ? "" : in.platform + ": ";
+  if (!in.layer.empty()) where += "layer " + in.layer + ": ";
   return where + in.kind + " " + in.name;
 }
 
@@ -28,6 +30,19 @@ Error Bad(const std::string& name, const std::string& what) {
 }  // namespace
 
 std::string LockFileName() { return "imgtool.lock.json"; }
+
+void TagPlatform(Lock& lock, const oci::Platform& platform) {
+  for (auto& in : lock.inputs) in.platform = oci::PlatformString(platform);
+}
+
+Lock OnlyPlatform(const Lock& lock, const oci::Platform& platform) {
+  Lock out;
+  for (const auto& in : lock.inputs) {
+    if (in.platform == oci::PlatformString(platform)) out.inputs.push_back(in);
+  }
+  TagPlatform(out, platform);
+  return out;
+}
 
 Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const std::vector<PlannedLayer>& plans,
                       const KnownDigests& known) {
@@ -70,6 +85,7 @@ std::string LockJson(const Lock& lock) {
     if (!in.version.empty()) j["version"] = in.version;
     if (!in.source.empty()) j["source"] = in.source;
     if (!in.manifest.empty()) j["manifest"] = in.manifest.str();
+    if (!in.platform.empty()) j["platform"] = in.platform;
     inputs.push_back(std::move(j));
   }
   // Indented so a change reviews as a one-line diff; nlohmann sorts keys, so this is stable.
@@ -77,24 +93,44 @@ std::string LockJson(const Lock& lock) {
   return doc.dump(2) + "\n";
 }
 
-Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
-                      const remote::RegistryOptions& registry) {
-  auto spec = LoadSpec(spec_path);
-  if (!spec.ok()) return spec.error();
+namespace {
+
+// One platform's inputs: its base opened (from the download cache, fetched there when
+// missing), its URLs fetched, its packages staged and checked, its files hashed.
+Result<Lock> LockImage(Spec spec, const std::string& spec_path, const FetchOptions& fetch,
+                       const remote::RegistryOptions& registry) {
   oci::Digest base_manifest;
-  if (!spec->base.scratch) {
-    auto base = OpenBase(*spec, BaseOptions{fetch.cache_dir, registry, fetch.progress});
+  if (!spec.base.scratch) {
+    auto base = OpenBase(spec, BaseOptions{fetch.cache_dir, registry, fetch.progress});
     if (!base.ok()) return base.error().Context("base image");
     base_manifest = (*base)->digest();
   }
-  IMGTOOL_TRY(FetchPackageUrls(*spec, fetch));
+  IMGTOOL_TRY(FetchPackageUrls(spec, fetch));
   std::vector<PlannedLayer> plans;
-  for (const auto& layer : spec->layers) {
+  for (const auto& layer : spec.layers) {
     auto plan = PlanLayer(layer);
     if (!plan.ok()) return plan.error().Context(spec_path);
     plans.push_back(std::move(*plan));
   }
-  return MakeLock(*spec, base_manifest, plans);
+  return MakeLock(spec, base_manifest, plans);
+}
+
+}  // namespace
+
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
+                      const remote::RegistryOptions& registry) {
+  auto spec = LoadSpec(spec_path);
+  if (!spec.ok()) return spec.error();
+  Lock lock;
+  for (const auto& platform : SpecPlatforms(*spec)) {
+    auto resolved = ForPlatform(*spec, platform);
+    if (!resolved.ok()) return resolved.error().Context(spec_path);
+    auto one = LockImage(std::move(*resolved), spec_path, fetch, registry);
+    if (!one.ok()) return one.error();
+    if (!spec->platforms.empty()) TagPlatform(*one, platform);
+    lock.inputs.insert(lock.inputs.end(), one->inputs.begin(), one->inputs.end());
+  }
+  return lock;
 }
 
 Result<Lock> ParseLock(std::string_view text, const std::string& name) {
@@ -126,6 +162,7 @@ Result<Lock> ParseLock(std::string_view text, const std::string& name) {
     IMGTOOL_TRY(text_of("name", true, &in.name));
     IMGTOOL_TRY(text_of("version", false, &in.version));
     IMGTOOL_TRY(text_of("source", false, &in.source));
+    IMGTOOL_TRY(text_of("platform", false, &in.platform));
     IMGTOOL_TRY(text_of("sha256", true, &digest));
     auto d = oci::Digest::Parse(digest);
     if (!d.ok()) return Bad(name, where + ".sha256: '" + digest + "' is not a sha256 digest");

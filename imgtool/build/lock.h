@@ -1,4 +1,5 @@
-// The lock file (imgtool.lock.json): every input of a build -- the base image (the
+// The lock file (imgtool.lock.json): every input of a build (of each platform's image, for
+// a multi-platform spec) -- the base image (the
 // digest the spec pins and the platform's image manifest it resolves to), each
 // package (deb, wheel, installed wheel) and each file taken from a layer root -- with its
 // kind, name, version, sha256, size and source. `imgtool lock SPEC` writes it;
@@ -34,6 +35,9 @@ struct LockInput {
   // The base only: the image manifest for the spec's platform (sha256 itself when the pin
   // is an image). A lock written before this was recorded reads it as sha256.
   oci::Digest manifest;
+  // A multi-platform spec's lock: the platform whose image takes this input
+  // ("linux/arm64"); empty for a single-platform spec.
+  std::string platform = {};
 
   friend bool operator==(const LockInput&, const LockInput&) = default;
 };
@@ -44,6 +48,11 @@ struct Lock {
 
 std::string LockFileName();  // "imgtool.lock.json"
 
+// Marks every input with `platform` (a multi-platform spec locks each image's inputs).
+void TagPlatform(Lock& lock, const oci::Platform& platform);
+// The inputs of `platform`'s image (build --platform --locked against a whole lock).
+Lock OnlyPlatform(const Lock& lock, const oci::Platform& platform);
+
 // Content digests of a planned layer's file entries, index-aligned with its entries, when
 // already known (the layer cache has them); nullopt to hash the sources now.
 using KnownDigests = std::function<std::optional<std::vector<oci::Digest>>(size_t layer)>;
@@ -53,7 +62,7 @@ Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const 
                       const KnownDigests& known = {});
 std::string LockJson(const Lock& lock);  // two-space indented, sorted keys, trailing newline
 
-// `imgtool lock`: loads the spec, opens its base (a registry base from the download
+// `imgtool lock`: loads the spec and, for each of its platforms, opens its base (a registry base from the download
 // cache, fetched there when missing), fetches its URLs, stages its packages (checking
 // every pin) and hashes its files.
 Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <tuple>
 
 #include "fs/atomic_file.h"
@@ -45,13 +46,18 @@ std::string StanzaField(const std::string& stanza, const std::string& field) {
 }
 
 // SPDXIDs allow only letters, digits, '.' and '-'. The readable part is sanitized, so a
-// short hash of the exact (kind, name, version) keeps "1:2" and "1.2" apart.
-std::string SpdxId(const PackageRecord& r) {
+// short hash of the exact (kind, name, version) keeps "1:2" and "1.2" apart. `scope` (a
+// platform, in an index's document) keeps the same version for two platforms apart.
+std::string SpdxId(const PackageRecord& r, const std::string& scope) {
   std::string readable = std::string(PackageKindName(r.kind)) + "-" + r.name + "-" + r.version;
+  std::string exact = std::string(PackageKindName(r.kind)) + '\0' + r.name + '\0' + r.version;
+  if (!scope.empty()) {
+    readable += "-" + scope;
+    exact += '\0' + scope;
+  }
   for (char& c : readable) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
   }
-  std::string exact = std::string(PackageKindName(r.kind)) + '\0' + r.name + '\0' + r.version;
   return "SPDXRef-" + readable + "-" + oci::Digest::Of(exact).hex().substr(0, 8);
 }
 
@@ -137,50 +143,92 @@ std::string PurlFor(const PackageRecord& r) {
   return PypiPurl(r.name, r.version);
 }
 
-Result<std::string> SpdxJson(const SbomInput& in) {
-  if (in.manifest.digest.empty()) return MakeError(ErrorKind::kInternal, "SBOM: no image manifest digest");
+namespace {
+
+// The CONTAINER package of an image (or index) and its purl.
+Json ContainerPackage(const std::string& id, const std::string& name, const oci::Digest& digest,
+                      const std::string& purl) {
+  Json p = BasePackage(id, name, digest.str());
+  p["primaryPackagePurpose"] = "CONTAINER";
+  p["checksums"] = Sha256Checksum(digest);
+  p["externalRefs"] = Json::array({PurlRef(purl)});
+  return p;
+}
+
+// Each package, sorted, as a package that `owner` CONTAINS. Refuses two with the same
+// kind, name and version in one scope (they would share an SPDXID).
+Status AddPackages(const std::vector<PackageRecord>& records, const std::string& owner, const std::string& scope,
+                   Json& packages, Json& relationships) {
   std::vector<const PackageRecord*> sorted;
-  for (const auto& p : in.packages) sorted.push_back(&p);
+  for (const auto& p : records) sorted.push_back(&p);
   auto key = [](const PackageRecord* r) {
     return std::make_tuple(std::string_view(PackageKindName(r->kind)), std::string_view(r->name),
                            std::string_view(r->version), r->sha256.hex());
   };
   std::sort(sorted.begin(), sorted.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
-
-  const std::string& name = in.image_name;
-  Json image = BasePackage(std::string(kImageId), name, in.manifest.digest.str());
-  image["primaryPackagePurpose"] = "CONTAINER";
-  image["checksums"] = Sha256Checksum(in.manifest.digest);
-  image["externalRefs"] = Json::array({PurlRef(OciPurl(name, in.manifest.digest))});
-
-  Json packages = Json::array({image});
-  Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", kImageId)});
   std::map<std::string, const PackageRecord*> seen;
   for (const PackageRecord* r : sorted) {
-    std::string id = SpdxId(*r);
+    std::string id = SpdxId(*r, scope);
     auto [it, fresh] = seen.emplace(id, r);
     if (!fresh) {
       return MakeError(ErrorKind::kInvalidInput, "SBOM: " + r->where + ": " + PackageKindName(r->kind) + " " + r->name +
                                                      " " + r->version + " is also installed by " + it->second->where);
     }
     packages.push_back(PackageJson(*r, id));
-    relationships.push_back(Relationship(kImageId, "CONTAINS", id));
+    relationships.push_back(Relationship(owner, "CONTAINS", id));
   }
+  return Status::Ok();
+}
 
+// The document around its packages. A namespace per image (or index): two builds of one
+// image share it, any change moves it.
+Result<std::string> Document(const std::string& name, const oci::Digest& described, int64_t epoch,
+                             const std::string& tool_version, Json packages, Json relationships) {
   Json doc = {
       {"spdxVersion", "SPDX-2.3"},
       {"dataLicense", "CC0-1.0"},
       {"SPDXID", "SPDXRef-DOCUMENT"},
       {"name", name},
-      // A namespace per image: two builds of one image share it, any change moves it.
-      {"documentNamespace", "https://imgtool.invalid/spdx/" + PurlEncode(name) + "/sha256-" + in.manifest.digest.hex()},
+      {"documentNamespace", "https://imgtool.invalid/spdx/" + PurlEncode(name) + "/sha256-" + described.hex()},
       {"creationInfo",
-       {{"created", oci::Rfc3339(in.epoch)}, {"creators", Json::array({"Tool: imgtool-" + in.tool_version})}}},
-      {"packages", packages},
-      {"relationships", relationships}};
+       {{"created", oci::Rfc3339(epoch)}, {"creators", Json::array({"Tool: imgtool-" + tool_version})}}},
+      {"packages", std::move(packages)},
+      {"relationships", std::move(relationships)}};
   auto bytes = oci::CanonicalJson(doc);
   if (!bytes.ok()) return bytes.error().Context("SBOM");
   return *bytes + "\n";
+}
+
+}  // namespace
+
+Result<std::string> SpdxJson(const SbomInput& in) {
+  if (in.manifest.digest.empty()) return MakeError(ErrorKind::kInternal, "SBOM: no image manifest digest");
+  const std::string& name = in.image_name;
+  Json packages = Json::array({ContainerPackage(std::string(kImageId), name, in.manifest.digest,
+                                                OciPurl(name, in.manifest.digest))});
+  Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", kImageId)});
+  IMGTOOL_TRY(AddPackages(in.packages, std::string(kImageId), "", packages, relationships));
+  return Document(name, in.manifest.digest, in.epoch, in.tool_version, std::move(packages), std::move(relationships));
+}
+
+Result<std::string> SpdxIndexJson(const SbomIndexInput& in) {
+  if (in.index.digest.empty()) return MakeError(ErrorKind::kInternal, "SBOM: no index digest");
+  const std::string& name = in.image_name;
+  const std::string index_id = "SPDXRef-index";
+  Json packages = Json::array({ContainerPackage(index_id, name, in.index.digest, OciPurl(name, in.index.digest))});
+  Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", index_id)});
+  for (const auto& image : in.images) {
+    std::string platform = oci::PlatformString(image.platform);
+    std::string id = "SPDXRef-image-" + platform;
+    for (char& c : id) c = (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-';
+    std::string purl = OciPurl(name, image.manifest.digest) + "?arch=" + PurlEncode(image.platform.architecture);
+    Json p = ContainerPackage(id, name, image.manifest.digest, purl);
+    p["comment"] = "the " + platform + " image of the index";
+    packages.push_back(std::move(p));
+    relationships.push_back(Relationship(index_id, "CONTAINS", id));
+    IMGTOOL_TRY(AddPackages(image.packages, id, platform, packages, relationships));
+  }
+  return Document(name, in.index.digest, in.epoch, in.tool_version, std::move(packages), std::move(relationships));
 }
 
 std::string SbomTag(const oci::Digest& subject) { return "sha256-" + subject.hex() + ".sbom"; }

@@ -54,6 +54,24 @@ std::string PurlFor(const PackageRecord& record);
 // same kind, name and version (they would share an SPDXID).
 Result<std::string> SpdxJson(const SbomInput& input);
 
+// A multi-platform build's document: the index (DESCRIBES) CONTAINS each platform's image
+// (purl pkg:oci/<name>@sha256:<hex>?arch=<arch>), which CONTAINS its packages; SPDXIDs of
+// packages carry their platform. Each image also gets its own document (SpdxJson) stored
+// beside it in the layout.
+struct SbomPlatformImage {
+  oci::Platform platform;
+  oci::Descriptor manifest;
+  std::vector<PackageRecord> packages;
+};
+struct SbomIndexInput {
+  std::string image_name;
+  oci::Descriptor index;
+  int64_t epoch = 0;
+  std::string tool_version;
+  std::vector<SbomPlatformImage> images;
+};
+Result<std::string> SpdxIndexJson(const SbomIndexInput& input);
+
 // Stores `spdx_json` in the OCI layout at `layout_dir` as an artifact manifest
 // (artifactType application/spdx+json, the empty config, one layer, subject = `subject`)
 // and tags it "sha256-<subject hex>.sbom" in index.json, replacing an entry with that

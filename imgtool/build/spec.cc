@@ -6,6 +6,7 @@
 
 #include "build/base_spec.h"
 #include "build/fetch.h"
+#include "build/spec_platforms.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "ref/url.h"
@@ -97,6 +98,15 @@ Status GetOwner(const Json& j, const std::string& where, FileSpec& f) {
   return Status::Ok();
 }
 
+// An entry's optional "platforms" filter (spec_platforms.h).
+Status GetPlatformFilter(const Json& j, const std::string& where, std::vector<oci::Platform>& out) {
+  if (!j.contains("platforms")) return Status::Ok();
+  auto list = ParsePlatformList(j["platforms"], where + ".platforms");
+  if (!list.ok()) return list.error();
+  out = *list;
+  return Status::Ok();
+}
+
 bool HasDotDot(const std::string& path) {
   size_t start = 0;
   while (start <= path.size()) {
@@ -114,9 +124,10 @@ std::string Absolute(const std::string& base, const std::string& p) {
 }
 
 Result<FileSpec> ParseFile(const Json& j, const std::string& where) {
-  IMGTOOL_TRY(OnlyKeys(j, where, {"src", "dest", "mode", "dir_mode", "owner", "allow_setuid"}));
+  IMGTOOL_TRY(OnlyKeys(j, where, {"src", "dest", "mode", "dir_mode", "owner", "allow_setuid", "platforms"}));
   FileSpec f;
   f.where = where;
+  IMGTOOL_TRY(GetPlatformFilter(j, where, f.platforms));
   auto src = GetString(j, "src", where, true);
   if (!src.ok()) return src.error();
   auto dest = GetString(j, "dest", where, true);
@@ -188,7 +199,7 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
   p.kind = kind;
   p.where = where;
   if (kind == PackageKind::kInstalledWheel) {
-    IMGTOOL_TRY(OnlyKeys(j, where, {"dist_info", "root", "strip_prefix", "name", "version", "prefix", "record_sha256"}));
+    IMGTOOL_TRY(OnlyKeys(j, where, {"dist_info", "root", "strip_prefix", "name", "version", "prefix", "record_sha256", "platforms"}));
     auto dist = GetString(j, "dist_info", where, true);
     if (!dist.ok()) return dist.error();
     auto root = GetString(j, "root", where, true);
@@ -207,7 +218,7 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
       p.record_sha256 = *d;
     }
   } else {
-    std::set<std::string> keys = {"src", "sha256", "name", "version"};
+    std::set<std::string> keys = {"src", "sha256", "name", "version", "platforms"};
     keys.insert(kind == PackageKind::kDeb ? "allow_setuid" : "prefix");
     IMGTOOL_TRY(OnlyKeys(j, where, keys));
     auto src = GetString(j, "src", where, true);
@@ -229,6 +240,7 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
     }
   }
   IMGTOOL_TRY(GetNameVersion(j, where, p));
+  IMGTOOL_TRY(GetPlatformFilter(j, where, p.platforms));
   if (kind != PackageKind::kDeb) {
     auto prefix = GetPrefix(j, where);
     if (!prefix.ok()) return prefix.error();
@@ -292,9 +304,10 @@ Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
   std::set<std::string> names;
   for (size_t i = 0; i < j.size(); ++i) {
     std::string where = "$.layers[" + std::to_string(i) + "]";
-    IMGTOOL_TRY(OnlyKeys(j[i], where, {"name", "root", "files", "debs", "wheels", "installed_wheels"}));
+    IMGTOOL_TRY(OnlyKeys(j[i], where, {"name", "root", "files", "debs", "wheels", "installed_wheels", "platforms"}));
     LayerSpec layer;
     layer.where = where;
+    IMGTOOL_TRY(GetPlatformFilter(j[i], where, layer.platforms));
     auto name = GetString(j[i], "name", where, false);
     if (!name.ok()) return name.error();
     layer.name = name->empty() ? "layer" + std::to_string(i) : *name;
@@ -363,8 +376,8 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   spec.dir = dir;
   spec.digest = oci::Digest::Of(raw);
   auto ctx = [&](const Error& e) { return e.Context(name); };
-  Status st = OnlyKeys(j, "$", {"base", "platform", "user", "compression", "layers", "env", "workdir", "entrypoint",
-                                "cmd", "labels", "stack"});
+  Status st = OnlyKeys(j, "$", {"base", "platform", "platforms", "user", "compression", "layers", "env", "workdir",
+                                "entrypoint", "cmd", "labels", "stack"});
   if (!st.ok()) return ctx(st.error());
   if (!j.contains("base")) return ctx(Bad("$.base", "required (\"scratch\" or an image pinned by digest)"));
   auto base = ParseBaseSpec(j["base"], dir);
@@ -380,6 +393,12 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
     if (p->count("architecture")) spec.platform.architecture = (*p)["architecture"];
     if (p->count("variant")) spec.platform.variant = (*p)["variant"];
   }
+  if (j.contains("platforms")) {
+    if (j.contains("platform")) return ctx(Bad("$.platforms", "name the platforms here or in $.platform, not both"));
+    auto list = ParsePlatformList(j["platforms"], "$.platforms");
+    if (!list.ok()) return ctx(list.error());
+    spec.platforms = *list;
+  }
   if (j.contains("compression")) {
     if (!j["compression"].is_string()) return ctx(Bad("$.compression", "want \"gzip\", \"zstd\" or \"none\""));
     auto c = archive::CompressionFromName(j["compression"].get<std::string>());
@@ -388,6 +407,7 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   }
   if (!j.contains("layers")) return ctx(Bad("$.layers", "required"));
   if (auto s = ParseLayers(j["layers"], dir, spec); !s.ok()) return ctx(s.error());
+  if (auto s = CheckPlatformFilters(spec); !s.ok()) return ctx(s.error());
   if (j.contains("env")) {
     auto env = GetStringMap(j["env"], "$.env");
     if (!env.ok()) return ctx(env.error());

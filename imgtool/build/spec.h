@@ -29,6 +29,7 @@ struct FileSpec {
   bool allow_setuid = false;
   // Not from JSON: set for package staging trees, whose modes are kept as unpacked.
   bool keep_modes = false;
+  std::vector<oci::Platform> platforms;  // only in these images; empty: every platform (spec_platforms.h)
   std::string where;  // "$.layers[0].files[1]"
 };
 
@@ -54,6 +55,7 @@ struct PackageSpec {
   std::string site_root;  // installed: absolute folder RECORD paths resolve under
   std::string strip_prefix;  // installed: RECORD path prefix dropped on this machine ("nvidia/cu13/")
   std::optional<oci::Digest> record_sha256;  // installed: optional pin of RECORD's bytes
+  std::vector<oci::Platform> platforms;      // only in these images; empty: every platform
   std::string where;      // "$.layers[0].debs[1]"
 };
 
@@ -62,6 +64,7 @@ struct LayerSpec {
   std::string root;  // absolute folder that sources are confined to
   std::vector<FileSpec> files;
   std::vector<PackageSpec> packages;  // debs, then wheels, then installed_wheels, in spec order
+  std::vector<oci::Platform> platforms;  // only in these images; empty: every platform
   std::string where;
 };
 
@@ -88,6 +91,9 @@ struct Spec {
   oci::Digest digest;  // sha256 of the spec file's bytes
   BaseSpec base;
   oci::Platform platform{"linux", "amd64", ""};
+  // A multi-platform spec's platforms: the build writes an index with one image each
+  // (spec_platforms.h). Empty: one image, for `platform`.
+  std::vector<oci::Platform> platforms;
   UserSpec user;
   std::optional<archive::Compression> compression;
   std::vector<LayerSpec> layers;

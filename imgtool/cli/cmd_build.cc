@@ -29,8 +29,46 @@ struct BuildFlags {
   std::string download_dir;
   bool locked = false;
   std::string lock_file;
+  std::string platform;
   RemoteFlags remote;  // a docker:// base
 };
+
+oci::Json ImageJson(const build::ImageResult& image) {
+  oci::Json layers = oci::Json::array();
+  for (const auto& l : image.layers) {
+    layers.push_back({{"name", l.name},
+                      {"digest", l.descriptor.digest.str()},
+                      {"diffId", l.diff_id.str()},
+                      {"size", l.descriptor.size},
+                      {"mediaType", l.descriptor.media_type},
+                      {"cached", l.cached},
+                      {"seconds", l.seconds}});
+  }
+  return {{"platform", oci::PlatformString(image.platform)},
+          {"digest", image.manifest.digest.str()},
+          {"config", image.config.digest.str()},
+          {"layers", layers}};
+}
+
+// --json: the reference, the output's digest (the index's for a multi-platform spec),
+// record and SBOM; a single image's config and layers at the top, as before; every image
+// under "images".
+void PrintBuildJson(const build::BuildResult& r, int64_t epoch) {
+  oci::Json images = oci::Json::array();
+  for (const auto& image : r.images) images.push_back(ImageJson(image));
+  oci::Json out = {{"reference", r.output},
+                   {"digest", r.manifest.digest.str()},
+                   {"mediaType", r.manifest.media_type},
+                   {"images", images},
+                   {"record", r.record_path},
+                   {"sbom", r.sbom_path},
+                   {"sourceDateEpoch", epoch}};
+  if (!r.is_index) {
+    out["config"] = images[0]["config"];
+    out["layers"] = images[0]["layers"];
+  }
+  PrintJson(out);
+}
 
 Result<int64_t> EpochFrom(const std::string& flag) {
   std::string text = flag;
@@ -65,27 +103,16 @@ int RunBuild(const BuildFlags& f) {
   if (f.locked || !f.lock_file.empty()) {
     o.lock_path = f.lock_file.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.lock_file;
   }
+  if (!f.platform.empty()) {
+    auto p = oci::ParsePlatform(f.platform);
+    if (!p.ok()) return Fail(p.error().Context("--platform"));
+    o.platform = *p;
+  }
   if (!f.quiet) o.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
   auto r = build::Build(o);
   if (!r.ok()) return Fail(r.error());
   if (f.json) {
-    oci::Json layers = oci::Json::array();
-    for (const auto& l : r->layers) {
-      layers.push_back({{"name", l.name},
-                        {"digest", l.descriptor.digest.str()},
-                        {"diffId", l.diff_id.str()},
-                        {"size", l.descriptor.size},
-                        {"mediaType", l.descriptor.media_type},
-                        {"cached", l.cached},
-                        {"seconds", l.seconds}});
-    }
-    PrintJson({{"reference", r->output},
-               {"digest", r->manifest.digest.str()},
-               {"config", r->config.digest.str()},
-               {"layers", layers},
-               {"record", r->record_path},
-               {"sbom", r->sbom_path},
-               {"sourceDateEpoch", o.epoch}});
+    PrintBuildJson(*r, o.epoch);
   } else {
     std::cout << r->output << "\n" << r->manifest.digest.str() << "\n";
   }
@@ -104,11 +131,13 @@ void AddBuildCommand(CLI::App& app, Action& run) {
       "a metadata layer (/etc/passwd and /etc/group with the non-root user,\n"
       "/etc/imgtool/stack.json) -> config -> oci:DIR[:TAG] or oci-archive:FILE[:TAG].\n"
       "The same spec, inputs and SOURCE_DATE_EPOCH give the same digest on any machine,\n"
-      "in any folder, under any umask, TZ or locale. The manifest digest is the last\n"
-      "line on stdout; a build record (inputs and outputs by digest) is written to\n"
+      "in any folder, under any umask, TZ or locale. A spec that names \"platforms\" builds\n"
+      "one image per platform into one index (--platform builds one of them alone).\n"
+      "The manifest (or index) digest is the last line on stdout; a build record (inputs and outputs by digest) is written to\n"
       "OUTPUT.build.json. Unchanged layers come from a cache (--cache-dir); package URLs\n"
       "(http, https, file) are fetched once into a download cache and checked against their sha256.\n\n"
-      "Example:\n  imgtool build examples/golden/spec.json -o oci:out/golden:latest");
+      "Examples:\n  imgtool build examples/golden/spec.json -o oci:out/golden:latest\n"
+      "  imgtool build examples/golden/spec.json --platform linux/arm64 -o oci:out/golden-arm64");
   cmd->add_option("spec", f->spec, "Build spec (JSON); relative paths in it resolve against its folder")
       ->required()
       ->check(CLI::ExistingFile);
@@ -127,6 +156,9 @@ void AddBuildCommand(CLI::App& app, Action& run) {
                 "Refuse to build, before writing anything, when any input differs from the lock file\n"
                 "(imgtool.lock.json beside the spec; write it with `imgtool lock SPEC`)");
   cmd->add_option("--lock-file", f->lock_file, "The lock file for --locked (implies --locked)");
+  cmd->add_option("--platform", f->platform,
+                  "Build only this platform's image of a multi-platform spec (OS/ARCH[/VARIANT],\n"
+                  "e.g. linux/arm64): an image, not an index");
   cmd->add_option("--record", f->record, "Where to write the build record (default: OUTPUT.build.json)");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress on stderr");
   cmd->callback([f, &run] { run = [f] { return RunBuild(*f); }; });
