@@ -63,12 +63,12 @@ pass "containerd $(command ctr --version | awk '{print $3}') started on $SOCK"
 # spec.json, without the CUDA wheels (the CPU backend needs none; ~37 MB of downloads,
 # cached in examples/golden/cache).
 mkdir -p "$WORK/ctx/cache/bin"
-"$REPO/examples/golden/fetch" --spec spec-cpu.json --no-trainer >/dev/null
+"$REPO/examples/golden/fetch" --spec spec-cpu.json --no-trainer --platform linux/amd64 >/dev/null
 cp "$REPO/examples/golden/spec-cpu.json" "$WORK/ctx/"
 ln -s "$REPO/examples/golden/cache/debs" "$WORK/ctx/cache/debs"
 cp "$TRAINER" "$WORK/ctx/cache/bin/trainer"
 cp "$IMGTOOL_FLEET" "$WORK/ctx/cache/bin/imgtool-fleet"
-digest=$("$IMGTOOL" build "$WORK/ctx/spec-cpu.json" -o "oci-archive:$WORK/golden.tar:latest" -q | tail -n1)
+digest=$("$IMGTOOL" build "$WORK/ctx/spec-cpu.json" --platform linux/amd64 -o "oci-archive:$WORK/golden.tar:latest" -q | tail -n1)
 entrypoint=$("$IMGTOOL" inspect "oci-archive:$WORK/golden.tar:latest" --json | jq -r '.entrypoint[]')
 ctr images import --snapshotter native --base-name imgtool.test/golden --digests "$WORK/golden.tar" >"$C/import.log" 2>&1 \
   || fail "ctr images import: $(cat "$C/import.log")"

@@ -10,6 +10,9 @@
 # installed-wheels variant is built too: stack.json names each wheel and library, and
 # every CUDA library's dependencies resolve inside the image. The ~1 GB of wheels that
 # spec.json downloads are left to scripts/quickstart and bench/golden_build.
+# The golden specs build linux/amd64 and linux/arm64; this test builds their amd64 image
+# (--platform linux/amd64). The whole index, with the cross-built arm64 trainer, is
+# tests/golden_index_cross.sh (label cross).
 # Env: TRAINER (default: the trainer beside IMGTOOL's build folder).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/packages_lib.sh"
@@ -20,7 +23,9 @@ G=$REPO/examples/golden
 
 # The specs agree: spec-cpu.json is spec.json without its CUDA layers; the installed
 # variant has the same packages; every package is pinned by sha256, name and version.
-pins() { jq -c '[.layers[] | {name, debs: [(.debs // [])[] | {src, sha256, name, version}]} | select(.debs != [])]' "$1"; }
+# The amd64 pins: spec-installed.json (this machine's wheels) is amd64 only.
+AMD64='select((.platforms // ["linux/amd64"]) | index("linux/amd64"))'
+pins() { jq -c "[.layers[] | {name, debs: [(.debs // [])[] | $AMD64 | {src, sha256, name, version}]} | select(.debs != [])]" "$1"; }
 assert_eq "$(pins "$G/spec-cpu.json")" "$(pins "$G/spec.json")" "deb pins of spec-cpu.json vs spec.json"
 assert_eq "$(pins "$G/spec-installed.json")" "$(pins "$G/spec.json")" "deb pins of spec-installed.json vs spec.json"
 assert_eq "$(jq '[.layers[] | select(.wheels or .installed_wheels) | .name]' "$G/spec.json" | jq -c .)" \
@@ -35,7 +40,7 @@ assert_eq "$(jq -c '[.layers[] | select((.wheels or .installed_wheels) | not)]' 
 for s in spec.json spec-installed.json; do
   assert_eq "$(jq -c .stack "$G/$s")" '{"cuda":"13.0.96","cublas":"13.1.0.3","cudnn":"9.19.0","nccl":"2.28.9"}' "$s stack pins"
 done
-pass "spec.json, spec-installed.json and spec-cpu.json pin the same $(jq '[.layers[].debs // [] | .[]] | length' "$G/spec.json") debs"
+pass "spec.json, spec-installed.json and spec-cpu.json pin the same $(jq "[.layers[].debs // [] | .[] | $AMD64] | length" "$G/spec.json") amd64 debs"
 
 if [ -d /usr/local/cuda/dist-info ]; then
   while IFS=$'\t' read -r dist_info name version rec; do
@@ -47,7 +52,7 @@ fi
 
 # Inputs: fetched once into examples/golden/cache (shared with scripts/quickstart); the
 # trainer under test staged in a private copy of the spec's folder.
-"$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null
+"$G/fetch" --spec spec-cpu.json --no-trainer --platform linux/amd64 >/dev/null
 ctx() {  # DIR: a private spec folder with the cached debs and this trainer
   mkdir -p "$1/cache/bin"
   cp "$G/spec-cpu.json" "$1/"
@@ -57,9 +62,9 @@ ctx() {  # DIR: a private spec folder with the cached debs and this trainer
 }
 ctx "$WORK/a"
 ctx "$WORK/b"
-digest=$("$IMGTOOL" build "$WORK/a/spec-cpu.json" -o "oci:$WORK/golden:latest" -q | tail -n1)
+digest=$("$IMGTOOL" build "$WORK/a/spec-cpu.json" --platform linux/amd64 -o "oci:$WORK/golden:latest" -q | tail -n1)
 digest2=$(cd "$WORK/b" && umask 077 && TZ=Asia/Kolkata IMGTOOL_CACHE="$WORK/cache2" \
-  "$IMGTOOL" build spec-cpu.json -o "oci:$WORK/golden2:latest" -q | tail -n1)
+  "$IMGTOOL" build spec-cpu.json --platform linux/amd64 -o "oci:$WORK/golden2:latest" -q | tail -n1)
 assert_eq "$digest2" "$digest" "digest of the second build (other folder, empty cache, TZ, umask)"
 cmp "$WORK/golden.build.json" "$WORK/golden2.build.json" || fail "build records differ"
 pass "the golden image builds twice with the same digest $digest"
@@ -82,7 +87,7 @@ pass "verified; user 10001:10001, entrypoint the trainer, Fashion-MNIST in a lay
 umoci unpack --image "$WORK/golden:latest" "$WORK/bundle" >/dev/null 2>&1 || fail "umoci unpack"
 root=$WORK/bundle/rootfs
 listed=$(dpkg-query --admindir "$root/var/lib/dpkg" -W -f '${Package} ${Version} ${Status}\n')
-want=$(jq -r '.layers[].debs // [] | .[] | "\(.name) \(.version) install ok installed"' "$G/spec-cpu.json" | sort)
+want=$(jq -r ".layers[].debs // [] | .[] | $AMD64"' | "\(.name) \(.version) install ok installed"' "$G/spec-cpu.json" | sort)
 assert_eq "$listed" "$want" "dpkg-query -W against the unpacked image"
 assert_contains "$(dpkg-query --admindir "$root/var/lib/dpkg" -L libgloo0)" "/usr/lib/libgloo.so.0" "dpkg-query -L libgloo0"
 pass "dpkg-query lists the $(wc -l <<<"$listed") pinned packages with their versions"

@@ -198,7 +198,7 @@ for p in "$REPO"/policies/*.json; do
   [ "$rc" = 0 ] || [ "$rc" = 5 ] || fail "$p: exit $rc (a shipped policy must parse)"
 done
 G=$REPO/examples/golden
-if "$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null 2>&1; then
+if "$G/fetch" --spec spec-cpu.json --no-trainer --platform linux/amd64 >/dev/null 2>&1; then
   mkdir -p "$WORK/golden/cache/bin"
   cp "$G/spec-cpu.json" "$WORK/golden/"
   ln -s "$G/cache/debs" "$WORK/golden/cache/debs"
@@ -206,7 +206,7 @@ if "$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null 2>&1; then
   if [ -n "${TRAINER:-}" ] && [ -x "$TRAINER" ]; then cp "$TRAINER" "$WORK/golden/cache/bin/trainer"; else
     printf '#!/bin/sh\n' >"$WORK/golden/cache/bin/trainer"; fi
   cp "$IMGTOOL_FLEET" "$WORK/golden/cache/bin/imgtool-fleet"
-  "$IMGTOOL" build "$WORK/golden/spec-cpu.json" -o "oci:$WORK/golden-img:v1" -q >/dev/null
+  "$IMGTOOL" build "$WORK/golden/spec-cpu.json" --platform linux/amd64 -o "oci:$WORK/golden-img:v1" -q >/dev/null
   GD=$("$IMGTOOL" digest "oci:$WORK/golden-img:v1")
   jq 'del(.rules.signedBy)' "$REPO/policies/golden.json" >"$WORK/golden-unsigned.json"
   check 0 golden-unsigned "oci:$WORK/golden-img@$GD"

@@ -117,12 +117,14 @@ Result<Lock> LockImage(Spec spec, const std::string& spec_path, const FetchOptio
 
 }  // namespace
 
-Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
-                      const remote::RegistryOptions& registry) {
+Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch, const remote::RegistryOptions& registry,
+                      const std::optional<oci::Platform>& only) {
   auto spec = LoadSpec(spec_path);
   if (!spec.ok()) return spec.error();
+  std::vector<oci::Platform> platforms = SpecPlatforms(*spec);
+  if (only) platforms = {*only};  // ForPlatform names the spec's platforms when it is not one
   Lock lock;
-  for (const auto& platform : SpecPlatforms(*spec)) {
+  for (const auto& platform : platforms) {
     auto resolved = ForPlatform(*spec, platform);
     if (!resolved.ok()) return resolved.error().Context(spec_path);
     auto one = LockImage(std::move(*resolved), spec_path, fetch, registry);

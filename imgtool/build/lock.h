@@ -65,8 +65,10 @@ std::string LockJson(const Lock& lock);  // two-space indented, sorted keys, tra
 // `imgtool lock`: loads the spec and, for each of its platforms, opens its base (a registry base from the download
 // cache, fetched there when missing), fetches its URLs, stages its packages (checking
 // every pin) and hashes its files.
+// `platform`: that platform's inputs alone (lock --platform); nullopt: every platform.
 Result<Lock> LockSpec(const std::string& spec_path, const FetchOptions& fetch,
-                      const remote::RegistryOptions& registry = {});
+                      const remote::RegistryOptions& registry = {},
+                      const std::optional<oci::Platform>& platform = std::nullopt);
 Result<Lock> ParseLock(std::string_view text, const std::string& name);
 Result<Lock> ReadLock(const std::string& path);
 

@@ -1,4 +1,5 @@
 // imgtool lock SPEC: pin every input of a build in imgtool.lock.json.
+#include <algorithm>
 #include <iostream>
 
 #include "build/fetch.h"
@@ -18,6 +19,7 @@ struct LockFlags {
   bool json = false;
   bool check = false;
   bool quiet = false;
+  std::string platform;
   RemoteFlags remote;  // a docker:// base
 };
 
@@ -26,11 +28,20 @@ int RunLock(const LockFlags& f) {
   fetch.cache_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
   if (!f.quiet) fetch.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
   std::string out = f.output.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.output;
-  auto lock = build::LockSpec(f.spec, fetch, ToRegistryOptions(f.remote));
+  std::optional<oci::Platform> platform;
+  if (!f.platform.empty()) {
+    auto p = oci::ParsePlatform(f.platform);
+    if (!p.ok()) return Fail(p.error().Context("--platform"));
+    platform = *p;
+  }
+  auto lock = build::LockSpec(f.spec, fetch, ToRegistryOptions(f.remote), platform);
   if (!lock.ok()) return Fail(lock.error());
   if (f.check) {
     auto locked = build::ReadLock(out);
     if (!locked.ok()) return Fail(locked.error());
+    bool per_platform = std::any_of(locked->inputs.begin(), locked->inputs.end(),
+                                    [](const build::LockInput& in) { return !in.platform.empty(); });
+    if (platform && per_platform) *locked = build::OnlyPlatform(*locked, *platform);
     if (auto s = build::CompareLock(*locked, *lock, out); !s.ok()) return Fail(s.error());
   } else if (auto s = fs::WriteFileAtomic(out, build::LockJson(*lock)); !s.ok()) {
     return Fail(s.error());
@@ -59,7 +70,8 @@ void AddLockCommand(CLI::App& app, Action& run) {
       "resolves it to the spec's platform, fetches the spec's package URLs, checks each\n"
       "package against its pins (sha256, name, version), hashes every file the layers take,\n"
       "and writes SPEC_DIR/imgtool.lock.json: each input's kind, name, version, sha256, size\n"
-      "and source (the base's: its pinned digest and platform manifest). Commit it beside the\n"
+      "and source (the base's: its pinned digest and platform manifest); for a multi-platform\n"
+      "spec, each platform's inputs, named with their platform. Commit it beside the\n"
       "spec; `imgtool build --locked` then refuses to build when any input differs.\n\n"
       "Examples:\n  imgtool lock examples/golden/spec.json\n"
       "  imgtool lock --check examples/golden/spec.json   # CI: is the lock current?");
@@ -69,6 +81,9 @@ void AddLockCommand(CLI::App& app, Action& run) {
                   "Where package URLs and registry bases are fetched to (default: $IMGTOOL_CACHE/downloads or\n"
                   "~/.cache/imgtool/downloads)");
   AddRemoteFlags(cmd, f->remote);
+  cmd->add_option("--platform", f->platform,
+                  "Lock one platform's inputs of a multi-platform spec (OS/ARCH[/VARIANT]); default: every\n"
+                  "platform, each input named with its platform");
   cmd->add_flag("--check", f->check, "Write nothing; fail (exit 4) naming each input that differs from the lock");
   cmd->add_flag("--json", f->json, "Print the inputs as JSON");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress on stderr");
