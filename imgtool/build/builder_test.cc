@@ -22,6 +22,15 @@ struct Workspace {
     EXPECT_TRUE(fs::WriteFileAtomic(path, json).ok());
     return path;
   }
+  // Two platforms; arm.txt goes into the arm64 image only.
+  std::string MultiSpec(const std::string& name) {
+    std::string path = Spec(name, R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+      "platforms":["linux/amd64","linux/arm64"],
+      "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"},
+        {"src":"arm.txt","dest":"/opt/","platforms":["linux/arm64"]}]}]})");
+    EXPECT_TRUE(fs::WriteFileAtomic(dir.path() + "/" + name + "/arm.txt", "arm\n").ok());
+    return path;
+  }
   BuildOptions Options(const std::string& spec, const std::string& out) {
     BuildOptions o;
     o.spec_path = spec;
@@ -146,13 +155,9 @@ TEST(Builder, RegistryBaseComesFromTheDownloadCache) {
 // Two platforms: one index, one image each with its own files, the same digest from two
 // folders; --platform builds the index's arm64 image alone, to the same manifest digest.
 TEST(Builder, MultiPlatformSpecWritesOneIndex) {
-  const std::string multi = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
-    "platforms":["linux/amd64","linux/arm64"],
-    "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"},
-      {"src":"data.txt","dest":"/opt/arm/","platforms":["linux/arm64"]}]}]})";
   Workspace w;
-  auto a = Build(w.Options(w.Spec("a", multi), "out-a"));
-  auto b = Build(w.Options(w.Spec("b", multi), "out-b"));
+  auto a = Build(w.Options(w.MultiSpec("a"), "out-a"));
+  auto b = Build(w.Options(w.MultiSpec("b"), "out-b"));
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_TRUE(a->is_index);
@@ -193,13 +198,8 @@ TEST(Builder, MultiPlatformSpecWritesOneIndex) {
 // A multi-platform lock names each input's platform; --locked compares all of them, and
 // --platform only its own.
 TEST(Builder, MultiPlatformLockCoversEveryPlatform) {
-  const std::string multi = R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
-    "platforms":["linux/amd64","linux/arm64"],
-    "layers":[{"name":"data","files":[{"src":"data.txt","dest":"/opt/"},
-      {"src":"arm.txt","dest":"/opt/","platforms":["linux/arm64"]}]}]})";
   Workspace w;
-  std::string spec = w.Spec("a", multi);
-  ASSERT_TRUE(fs::WriteFileAtomic(w.dir.path() + "/a/arm.txt", "arm\n").ok());
+  std::string spec = w.MultiSpec("a");
   auto lock = LockSpec(spec, FetchOptions{});
   ASSERT_TRUE(lock.ok()) << lock.error().message;
   ASSERT_EQ(lock->inputs.size(), 3u);

@@ -690,6 +690,21 @@ TEST(ExpectTest, FromABuildRecordAndBuildOutput) {
   EXPECT_EQ(fields->count("image.stack_json"), 0u);
 }
 
+// A multi-platform build's record and --json name the index: expected as image.index,
+// which every worker of every platform shares (their image digests differ by platform).
+TEST(ExpectTest, AnIndexBuildIsExpectedAsTheImageIndex) {
+  const std::string index = "sha256:" + std::string(64, 'e');
+  auto fields = ExpectedFields(R"({"recordVersion":1,"outputs":{"index":{"digest":")" + index +
+                               R"(","mediaType":"application/vnd.oci.image.index.v1+json","size":9}},"images":[]})");
+  ASSERT_TRUE(fields.ok()) << fields.error().message;
+  EXPECT_EQ(*fields, (std::map<std::string, std::string>{{"image.index", index}}));
+  fields = ExpectedFields(R"({"digest":")" + index + R"(","mediaType":"application/vnd.oci.image.index.v1+json",)"
+                          R"("images":[],"reference":"oci:out/img:latest"})");
+  ASSERT_TRUE(fields.ok()) << fields.error().message;
+  EXPECT_EQ(*fields, (std::map<std::string, std::string>{{"image.index", index}}));
+  EXPECT_EQ(ExpectError(R"({"recordVersion":1,"outputs":{"index":{}}})"), "$.outputs.index.digest: missing");
+}
+
 TEST(ExpectTest, DebVersionsAndPlainPins) {
   auto fields = ExpectedFields(R"({"schemaVersion":1,"components":{
       "nccl":{"version":"2.28","package":"libnccl2","packageVersion":"1:2.28.9-1+cuda13.0"},

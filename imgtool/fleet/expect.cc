@@ -110,7 +110,14 @@ Result<std::map<std::string, std::string>> ExpectedFields(const std::string& jso
     if (canonical.ok() && *canonical + "\n" == json_text) out["image.stack_json"] = oci::Digest::Of(json_text).str();
     return out;
   }
-  if (j.contains("recordVersion")) {  // OUTPUT.build.json
+  // A multi-platform build's index is what every worker's image comes from, whatever its
+  // platform: it is expected as image.index (each worker's image digest is its platform's).
+  if (j.contains("recordVersion") && j.contains("outputs") && j["outputs"].is_object() &&
+      j["outputs"].contains("index")) {  // OUTPUT.build.json of an index
+    auto d = DigestAt(j["outputs"]["index"], "digest", "$.outputs.index");
+    if (!d.ok()) return d.error();
+    out["image.index"] = *d;
+  } else if (j.contains("recordVersion")) {  // OUTPUT.build.json
     if (!j.contains("outputs") || !j["outputs"].is_object() || !j["outputs"].contains("manifest") ||
         !j["outputs"]["manifest"].is_object()) {
       return Bad("$.outputs.manifest", "missing");
@@ -121,7 +128,8 @@ Result<std::map<std::string, std::string>> ExpectedFields(const std::string& jso
   } else if (j.contains("reference") && j.contains("digest")) {  // imgtool build --json
     auto d = DigestAt(j, "digest", "$");
     if (!d.ok()) return d.error();
-    out["image.digest"] = *d;
+    bool index = j.contains("mediaType") && j["mediaType"] == "application/vnd.oci.image.index.v1+json";
+    out[index ? "image.index" : "image.digest"] = *d;
   } else {
     return Bad("$",
                "neither stack.json (components), a build record (outputs.manifest) nor `imgtool build --json` "
