@@ -57,6 +57,20 @@ for s in fetch "build A" "build B" verify registry sign push "verify registry" "
   grep -qE "^  [0-9]+ +$s +ok " <<<"$out" || fail "step '$s' not ok in the summary: $out"
 done
 assert_contains "$out" "same digest" "build B"
+# The committed digest (examples/golden/expected) is for its toolchain: equal when this
+# trainer and imgtool-fleet are the committed lock's bytes, else "differs", naming them.
+committed=$(jq -r '[.inputs[] | select(.platform == "linux/amd64" and .kind == "file") | .sha256] | sort | join(" ")' \
+  "$REPO/examples/golden/expected/spec-cpu.lock.json")
+ours=$(for f in "$TRAINER" "$IMGTOOL_FLEET"; do echo "sha256:$(sha256sum <"$f" | cut -c1-64)"; done | sort | paste -sd' ')
+if [ "$ours" = "$committed" ]; then
+  grep -qE "^  [0-9]+ +expected +ok .*equals the committed digest" <<<"$out" || fail "expected step: want equal: $out"
+  pass "the digest equals the committed one (this trainer and imgtool-fleet are the committed lock's)"
+else
+  grep -qE "^  [0-9]+ +expected +differs " <<<"$out" || fail "expected step: want differs: $out"
+  assert_contains "$err" "file /usr/local/bin/" "the differing binaries named"
+  assert_contains "$err" "toolchain of the committed digest:" "the toolchains shown"
+  pass "another toolchain's binaries: the expected step says the digest differs and names the binaries"
+fi
 assert_contains "$out" "golden pipeline: OK" "footer"
 digest=$(sed -n 's/^golden pipeline: OK  digest \(sha256:[0-9a-f]*\) .*/\1/p' <<<"$out")
 host=$(sed -n 's|.*reference docker://\([^/]*\)/.*|\1|p' <<<"$out")

@@ -27,7 +27,9 @@ using oci::Json;
 Json ImageRecord(const Spec& spec, const ImageResult& image) {
   Json in = Json::array();
   for (const auto& i : image.inputs) {
-    in.push_back({{"layer", i.layer}, {"path", i.path}, {"digest", i.digest.str()}, {"size", i.size}});
+    Json entry = {{"layer", i.layer}, {"path", i.path}, {"digest", i.digest.str()}, {"size", i.size}};
+    if (!i.toolchain.empty()) entry["toolchain"] = i.toolchain;
+    in.push_back(std::move(entry));
   }
   Json layers = Json::array();
   for (const auto& l : image.layers) {

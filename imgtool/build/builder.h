@@ -49,6 +49,8 @@ struct RecordInput {
   std::string path;  // relative to the layer root
   oci::Digest digest;
   uint64_t size = 0;
+  // An ELF file's compilers (elf_toolchain.h): who built a staged binary.
+  std::vector<std::string> toolchain = {};
 };
 
 // One image of a build (a multi-platform build writes one per platform).

@@ -7,6 +7,7 @@
 #include "build/base_image.h"
 #include "build/base_spec.h"
 #include "build/dpkg_status.h"
+#include "build/elf_toolchain.h"
 #include "build/fetch.h"
 #include "build/metadata_layer.h"
 #include "build/package_layer.h"
@@ -232,7 +233,8 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
   }
   for (size_t i = 0; i < plan.entries.size() && i < written->file_digests.size(); ++i) {
     if (!plan.inputs[i].empty()) {
-      result.inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size});
+      result.inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size,
+                               ElfToolchainOf(plan.entries[i].source)});
     }
   }
   for (const auto& pkg : plan.packages) {

@@ -16,7 +16,10 @@
 #include "cuda/cuda_check.h"
 
 namespace trainer::cuda {
-namespace {
+// A named namespace where an anonymous one would do: nvcc names an anonymous namespace
+// after a hash of the source file's absolute path (_GLOBAL__N__<hash>_6_ops_cu_...), so
+// the plugin's bytes would depend on where the repository was cloned (issue 19).
+namespace ops_detail {
 
 constexpr int kThreads = 256;
 constexpr size_t kBlasWorkspace = size_t{32} << 20;  // cuBLAS's recommendation for Hopper
@@ -198,7 +201,8 @@ Status CheckCount(const char* op, int n) {
   return n > 0 ? Status::Ok() : MakeError(ErrorKind::kInvalidInput, std::string(op) + ": n must be positive");
 }
 
-}  // namespace
+}  // namespace ops_detail
+using namespace ops_detail;
 
 // --- What this build can run on ---
 
@@ -338,7 +342,7 @@ Status relu_backward(Context& ctx, float* din, const float* dout, const float* o
   return Status::Ok();
 }
 
-namespace {
+namespace ops_detail {
 Status DropoutMask(Context& ctx, float* mask, int N, int C, float rate, uint64_t seed, int epoch, int step,
                    const int32_t* epoch_step, int first_sample) {
   const size_t total = static_cast<size_t>(N) * ((C + 3) / 4);
@@ -349,7 +353,8 @@ Status DropoutMask(Context& ctx, float* mask, int N, int C, float rate, uint64_t
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
-}  // namespace
+}  // namespace ops_detail
+using namespace ops_detail;
 
 Status dropout_mask(Context& ctx, float* mask, int N, int C, float rate, uint64_t seed, int epoch, int step,
                     int first_sample) {
@@ -372,7 +377,7 @@ Status dropout_backward(Context& ctx, float* din, const float* dout, const float
   return dropout_forward(ctx, din, dout, mask, n);  // the same product
 }
 
-namespace {
+namespace ops_detail {
 constexpr int kSoftmaxThreads = 128;
 constexpr int kSoftmaxMaxRows = 48 * 1024 / static_cast<int>(sizeof(double));  // per-row losses in shared memory
 
@@ -388,7 +393,8 @@ Status SoftmaxXent(Context& ctx, float* dlogits, const float* logits, const uint
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
-}  // namespace
+}  // namespace ops_detail
+using namespace ops_detail;
 
 Status softmax_xent(Context& ctx, float* dlogits, const float* logits, const uint8_t* labels, int N, int C,
                     double scale, double* loss) {
@@ -400,7 +406,7 @@ Status softmax_xent_groups(Context& ctx, float* dlogits, const float* logits, co
   return SoftmaxXent(ctx, dlogits, logits, labels, groups, N, C, scale, nullptr, loss, loss_stride);
 }
 
-namespace {
+namespace ops_detail {
 Status Adam(Context& ctx, float* p, const float* g, float* m, float* v, int n, const cpu::AdamConfig& c, float alpha,
             const float* alpha_dev) {
   if (n <= 0) return Status::Ok();
@@ -411,7 +417,8 @@ Status Adam(Context& ctx, float* p, const float* g, float* m, float* v, int n, c
   CUDA_CHECK_LAUNCH();
   return Status::Ok();
 }
-}  // namespace
+}  // namespace ops_detail
+using namespace ops_detail;
 
 Status adam_update(Context& ctx, float* p, const float* g, float* m, float* v, int n, const cpu::AdamConfig& c,
                    int64_t t) {

@@ -1,0 +1,24 @@
+// Which toolchain built a binary the spec stages (issue 19: the build record names it, so
+// a digest that moved because another compiler built the trainer says so). From a 64-bit
+// little-endian ELF file: the strings of its .comment section ("GCC: (Debian
+// 12.2.0-14+deb12u1) 12.2.0", one per compiler that contributed) and, when it carries CUDA
+// device code, nvcc's identification from its .nv_fatbin ("Cuda compilation tools,
+// release 13.0, V13.0.88"). Anything else (not ELF, 32-bit, big-endian, damaged) has no
+// toolchain: an empty list, never an error, since the file is an input like any other.
+// Every offset, size and count read from the file is bounded before it is used.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oci/reader.h"
+
+namespace imgtool::build {
+
+// `file` must support ReadAt; `size` is its length.
+std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size);
+// The same for a file on disk (opened without waiting on a FIFO; a non-regular file has none).
+std::vector<std::string> ElfToolchainOf(const std::string& path);
+
+}  // namespace imgtool::build
