@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Our own binaries are reproducible (issue 19). The golden image ships trainer,
 # imgtool-fleet and, where nvcc is found, libtrainer_cuda.so; built from the same commit in
-# another clone path (a longer one, under another umask, TZ and locale) they are byte for
-# byte this build's. The CUDA plugin is also rebuilt from scratch in that folder: nvcc used
+# another clone path (a longer one, another build folder, under another umask, TZ and
+# locale) they are byte for byte this build's. The CUDA plugin is also rebuilt from scratch in that folder: nvcc used
 # to name its temporary files by process id, and the host compiler wrote that name in.
 # The other clone is this checkout's files as git sees them (edits and new files included),
 # configured as this build is (Release; IMGTOOL_CUDA and the CUDA architectures as here).
@@ -22,7 +22,7 @@ else
   echo "note: this build has no CUDA plugin (no nvcc here): trainer and imgtool-fleet only"
 fi
 for f in "${files[@]}"; do [ -f "$BUILD/$f" ] || fail "no $BUILD/$f: build the suite first"; done
-case $(realpath "$BUILD") in "$(realpath "$REPO")"/*) rel=${BUILD#"$(realpath "$REPO")/"} ;; *) rel=build ;; esac
+rel=out/another-build-folder  # not this build's folder name either
 
 clone=$WORK/another/and/much/longer/clone/path/imgtool
 mkdir -p "$clone"
