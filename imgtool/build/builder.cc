@@ -67,7 +67,7 @@ Status CheckLock(const Spec& spec, const Images& images, const BuildOptions& opt
     if (!spec.platforms.empty()) TagPlatform(*lock, image->spec().platform);
     now.inputs.insert(now.inputs.end(), lock->inputs.begin(), lock->inputs.end());
   }
-  if (opt.platform && !spec.platforms.empty()) *locked = OnlyPlatform(*locked, *opt.platform);
+  if (opt.platform) *locked = OnlyPlatform(*locked, *opt.platform);
   return CompareLock(*locked, now, opt.lock_path);
 }
 

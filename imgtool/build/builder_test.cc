@@ -223,6 +223,11 @@ TEST(Builder, MultiPlatformLockCoversEveryPlatform) {
   o.platform = *oci::ParsePlatform("linux/amd64");  // the amd64 image does not take arm.txt
   auto amd = Build(o);
   EXPECT_TRUE(amd.ok()) << amd.error().message;
+  // Only that platform's part of a multi-platform lock; a single-platform lock as it is.
+  EXPECT_EQ(OnlyPlatform(*lock, *o.platform).inputs.size(), 1u);
+  Lock single = OnlyPlatform(*lock, *o.platform);
+  single.inputs[0].platform.clear();
+  EXPECT_EQ(OnlyPlatform(single, *oci::ParsePlatform("linux/arm64")).inputs.size(), 1u);
 }
 
 TEST(MetadataLayer, UserClashesAreErrors) {

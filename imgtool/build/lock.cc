@@ -1,5 +1,6 @@
 #include "build/lock.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -36,6 +37,9 @@ void TagPlatform(Lock& lock, const oci::Platform& platform) {
 }
 
 Lock OnlyPlatform(const Lock& lock, const oci::Platform& platform) {
+  bool per_platform = std::any_of(lock.inputs.begin(), lock.inputs.end(),
+                                  [](const LockInput& in) { return !in.platform.empty(); });
+  if (!per_platform) return lock;
   Lock out;
   for (const auto& in : lock.inputs) {
     if (in.platform == oci::PlatformString(platform)) out.inputs.push_back(in);

@@ -50,7 +50,9 @@ std::string LockFileName();  // "imgtool.lock.json"
 
 // Marks every input with `platform` (a multi-platform spec locks each image's inputs).
 void TagPlatform(Lock& lock, const oci::Platform& platform);
-// The inputs of `platform`'s image (build --platform --locked against a whole lock).
+// The inputs of `platform`'s image (build --platform --locked, lock --check --platform,
+// against a whole lock). A lock of a single-platform spec names no platforms: it is
+// returned as it is.
 Lock OnlyPlatform(const Lock& lock, const oci::Platform& platform);
 
 // Content digests of a planned layer's file entries, index-aligned with its entries, when

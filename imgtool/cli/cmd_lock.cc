@@ -1,5 +1,4 @@
 // imgtool lock SPEC: pin every input of a build in imgtool.lock.json.
-#include <algorithm>
 #include <iostream>
 
 #include "build/fetch.h"
@@ -39,9 +38,7 @@ int RunLock(const LockFlags& f) {
   if (f.check) {
     auto locked = build::ReadLock(out);
     if (!locked.ok()) return Fail(locked.error());
-    bool per_platform = std::any_of(locked->inputs.begin(), locked->inputs.end(),
-                                    [](const build::LockInput& in) { return !in.platform.empty(); });
-    if (platform && per_platform) *locked = build::OnlyPlatform(*locked, *platform);
+    if (platform) *locked = build::OnlyPlatform(*locked, *platform);
     if (auto s = build::CompareLock(*locked, *lock, out); !s.ok()) return Fail(s.error());
   } else if (auto s = fs::WriteFileAtomic(out, build::LockJson(*lock)); !s.ok()) {
     return Fail(s.error());
