@@ -23,6 +23,16 @@ pass() { echo "ok: $*"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 assert_contains() { grep -qF -- "$2" <<<"$1" || fail "$3: expected output to contain '$2', got: $1"; }
 
+# Damages FILE at OFFSET (modulo its size) by xoring one bit: always a change, whatever
+# the byte was (writing a fixed byte is a no-op once in 256 on random data).
+flip() {  # file offset: xor one byte in place
+  python3 - "$1" "$2" <<'PY'
+import sys
+p, off = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, 'rb').read()); b[off % len(b)] ^= 0x01; open(p, 'wb').write(b)
+PY
+}
+
 # Runs imgtool expecting exit code $1; leaves stdout+stderr in $OUTPUT.
 expect_exit() {
   local want=$1; shift

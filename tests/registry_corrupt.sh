@@ -11,7 +11,7 @@ layer=$(jq -r '.layers[1].digest' "$WORK/img/blobs/sha256/${digest#sha256:}")
 hex=${layer#sha256:}
 data="$REG_DIR/data/docker/registry/v2/blobs/sha256/${hex:0:2}/$hex/data"
 [ -f "$data" ] || fail "registry blob file not found at $data"
-printf 'X' | dd of="$data" bs=1 seek=1000 conv=notrunc status=none
+flip "$data" 1000
 
 expect_exit 4 pull -q "$R/team/img:v1" "oci:$WORK/dest:v1"
 assert_contains "$OUTPUT" "$layer" "the error names the digest"

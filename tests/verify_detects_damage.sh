@@ -20,14 +20,6 @@ assert_eq "$(counts)" "[$((nlayers + 2)),0,$nlayers]" "verify with a diff-ids fo
 chmod 0755 "$IMGTOOL_CACHE/diff-ids"
 pass "known diff_ids: used after build ($nlayers layers), ignored by --full and when others could write them"
 
-flip() {  # file offset: xor one byte in place
-  python3 - "$1" "$2" <<'PY'
-import sys
-p, off = sys.argv[1], int(sys.argv[2])
-b = bytearray(open(p, 'rb').read()); b[off % len(b)] ^= 0x01; open(p, 'wb').write(b)
-PY
-}
-
 manifest=$(jq -r '.manifests[0].digest' "$WORK/good/index.json")
 config=$(jq -r .config.digest "$WORK/good/blobs/sha256/${manifest#sha256:}")
 mapfile -t layers < <(jq -r '.layers[].digest' "$WORK/good/blobs/sha256/${manifest#sha256:}")
