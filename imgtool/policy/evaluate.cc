@@ -1,7 +1,6 @@
 #include "policy/evaluate.h"
 
 #include <cstdio>
-#include <sstream>
 
 #include "oci/canonical_json.h"
 #include "policy/pinned.h"
