@@ -31,6 +31,13 @@ expect_refused 2 "\$.layers[0].files[0].src: '/etc/passwd' must be relative to t
   "$(spec '[{"files":[{"src":"/etc/passwd","dest":"/x"}]}]')"
 expect_refused 2 "\$.user.uid: 0 is root; imgtool images always run as a non-root user" \
   "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"r","uid":0,"gid":10001}')"
+# Issue 24: what goes into /etc/passwd must read alike to glibc, musl and runc/containerd.
+expect_refused 2 "\$.user.name: '-t' is not a valid user name: a leading '-' is \"exclude\" to glibc's compat service" \
+  "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"-t","uid":10001,"gid":10001}')"
+expect_refused 2 "\$.user.shell: control character 10 (a newline would start a line of its own)" \
+  "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"t","uid":10001,"gid":10001,"shell":"/bin/sh\nr:x:0:0::/:/bin/sh"}')"
+expect_refused 2 "\$.user.home: a ':', which separates the fields of /etc/passwd" \
+  "$(spec '[{"files":[{"src":"config.txt","dest":"/x"}]}]' '{"name":"t","uid":10001,"gid":10001,"home":"/h:0:0"}')"
 expect_refused 2 "\$.user: required" '{"base":"scratch","layers":[{"files":[{"src":"config.txt","dest":"/x"}]}]}'
 expect_refused 2 "\$.layers[0].files[0].srcc: unknown key (allowed: allow_setuid, dest, dir_mode, mode, owner, platforms, src)" \
   "$(spec '[{"files":[{"srcc":"config.txt","dest":"/x"}]}]')"

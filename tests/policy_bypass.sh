@@ -7,6 +7,10 @@
 # like a runtime, sees the uid 0 line detected here; and a build on such a base carries the
 # passwd a runtime sees. Layers are written with Python's tarfile (any entry name) and
 # put on top of a built image by editing its config and manifest (tests/lib.sh).
+# Issue 24: a passwd whose lines glibc, musl and Go (runc, containerd) read differently
+# (" t:x:0:0:..." before t uid 10001; "t" alone; a NIS line) and Users 4294967296 and +0
+# fail nonRoot naming the line and uid 0; glibc's fgetpwent on the unpacked file agrees;
+# a build whose spec user the base already resolves to uid 0 is refused naming the line.
 source "$(dirname "$0")/lib.sh"
 IMGTOOL=$(realpath "$IMGTOOL")
 command -v umoci >/dev/null || fail "umoci is not installed (scripts/setup installs it)"
@@ -15,7 +19,8 @@ SAFE="app:x:1000:1000::/home/app:/bin/sh"
 ROOT="app:x:0:0::/root:/bin/sh"
 printf '{"policyVersion": 1, "rules": {"nonRoot": {}}}\n' >"$WORK/nonroot.json"
 
-# make_layer OUT: a plain tar from stdin's lines "dir NAME", "file NAME LINE" or
+# make_layer OUT: a plain tar from stdin's lines "dir NAME", "file NAME LINE",
+# "text NAME ESCAPED" (Python escapes: \n, \t, \x00; no newline added) or
 # "symlink NAME TARGET", names written exactly as given.
 make_layer() {
   python3 -c '
@@ -28,6 +33,9 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as tar:
             info.type, info.mode = tarfile.DIRTYPE, 0o755
         elif kind == "symlink":
             info.type, info.mode, info.linkname = tarfile.SYMTYPE, 0o777, rest
+        elif kind == "text":
+            data = rest.encode().decode("unicode_escape").encode("latin-1")
+            info.size, info.mode = len(data), 0o644
         else:
             data = (rest + "\n").encode()
             info.size, info.mode = len(data), 0o644
@@ -35,15 +43,15 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as tar:
 ' "$1"
 }
 
-# add_layer DIR TAR: TAR becomes the top layer of DIR's image v1 (tag re-pointed), whose
-# config User becomes "app"; prints the new manifest digest.
+# add_layer DIR TAR [USER]: TAR becomes the top layer of DIR's image v1 (tag re-pointed),
+# whose config User becomes USER ("app"); prints the new manifest digest.
 add_layer() {
-  local dir=$1 hex size
+  local dir=$1 hex size user=${3:-app}
   hex=$(sha256sum "$2" | cut -c1-64)
   size=$(stat -c %s "$2")
   cp "$2" "$dir/blobs/sha256/$hex"
   edit_image "$dir" v1 \
-    ".config.User = \"app\" | .rootfs.diff_ids += [\"sha256:$hex\"] | .history += [{\"created_by\": \"policy_bypass\"}]" \
+    ".config.User = \"$user\" | .rootfs.diff_ids += [\"sha256:$hex\"] | .history += [{\"created_by\": \"policy_bypass\"}]" \
     ".layers += [{\"mediaType\": \"application/vnd.oci.image.layer.v1.tar\", \"digest\": \"sha256:$hex\", \"size\": $size}]"
 }
 
@@ -116,3 +124,74 @@ JSON
 umoci raw unpack --image "$WORK/derived-img:v1" "$WORK/rootfs-derived" >/dev/null 2>&1 || fail "umoci unpack derived"
 assert_contains "$(cat "$WORK/rootfs-derived/etc/passwd")" "$ROOT" "derived image keeps the base's runtime passwd"
 pass "build: the base's /etc/passwd is read where a runtime finds it"
+
+# ---- issue 24: names that resolve to root by some reader of /etc/passwd ----
+# users_image NAME USER PASSWD: the base image, a layer whose etc/passwd is PASSWD
+# (Python escapes) and config User USER, at oci:$WORK/NAME; prints its pinned reference.
+users_image() {
+  cp -r "$WORK/base" "$WORK/$1"
+  printf 'dir etc\ntext etc/passwd %s\n' "$3" | make_layer "$WORK/$1.tar"
+  echo "oci:$WORK/$1@$(add_layer "$WORK/$1" "$WORK/$1.tar" "$2")"
+}
+T24=$(users_image blank t ' t:x:0:0:root:/root:/bin/sh\nt:x:10001:10001::/home/t:/bin/sh\n')
+expect_exit 5 policy check --policy "$WORK/nonroot.json" "$T24"
+assert_contains "$OUTPUT" "config User 't': /etc/passwd: runtimes resolve user 't' differently: glibc and Go: line 1 \" t:x:0:0:root:/root:/bin/sh\" (user 't', uid 0, gid 0); musl: line 2" "leading blank"
+pass "nonRoot fails for ' t:x:0:0:...' before t uid 10001: glibc and Go read uid 0 at line 1"
+
+# A peer: this machine's glibc reads the image's /etc/passwd (unpacked by umoci) the same way.
+umoci raw unpack --image "$WORK/blank:v1" "$WORK/rootfs-blank" >/dev/null 2>&1 || fail "umoci raw unpack blank"
+glibc_uid=$(python3 - "$WORK/rootfs-blank/etc/passwd" <<'PY'
+import ctypes, sys
+class Passwd(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("passwd", ctypes.c_char_p), ("uid", ctypes.c_uint32),
+                ("gid", ctypes.c_uint32), ("gecos", ctypes.c_char_p), ("dir", ctypes.c_char_p), ("shell", ctypes.c_char_p)]
+libc = ctypes.CDLL("libc.so.6")
+libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+libc.fgetpwent.restype, libc.fgetpwent.argtypes = ctypes.POINTER(Passwd), [ctypes.c_void_p]
+f = libc.fopen(sys.argv[1].encode(), b"r")
+while True:
+    p = libc.fgetpwent(f)
+    if not p or p.contents.name == b"t":
+        print(p.contents.uid if p else "none")
+        break
+PY
+)
+assert_eq "$glibc_uid" "0" "glibc fgetpwent: uid of t"
+pass "glibc's fgetpwent gives t uid 0 in the unpacked image"
+
+GO_ONLY=$(users_image goonly t 'root:x:0:0:root:/root:/bin/sh\nt\nt:x:10001:10001::/home/t:/bin/sh\n')
+expect_exit 5 policy check --policy "$WORK/nonroot.json" "$GO_ONLY"
+assert_contains "$OUTPUT" "Go: line 2 \"t\" (user 't', uid 0, gid 0)" "a name alone"
+NIS=$(users_image nis t '+::::::\nt:x:10001:10001::/home/t:/bin/sh\n')
+expect_exit 5 policy check --policy "$WORK/nonroot.json" "$NIS"
+assert_contains "$OUTPUT" "/etc/passwd: line 1: \"+\" is a NIS compat entry" "NIS line"
+BIG=$(users_image big 4294967296 'app:x:1000:1000::/home/app:/bin/sh\n')
+expect_exit 5 policy check --policy "$WORK/nonroot.json" "$BIG"
+assert_contains "$OUTPUT" "containerd keeps its low 32 bits and runs it as 0 (root)" "User 4294967296"
+PLUS=$(users_image plus +0:10001 'app:x:1000:1000::/home/app:/bin/sh\n')
+expect_exit 5 policy check --policy "$WORK/nonroot.json" "$PLUS"
+assert_contains "$OUTPUT" "config User '+0:10001' is uid 0 (root)" "User +0"
+T_OK=$(users_image t_ok t 'root:x:0:0:root:/root:/bin/sh\nt:x:10001:10001::/home/t:/bin/sh\n')
+expect_exit 0 policy check --policy "$WORK/nonroot.json" "$T_OK"
+assert_contains "$OUTPUT" "user 't' is uid 10001 in /etc/passwd (line 2" "control t"
+pass "nonRoot fails for a name only Go reads, a NIS line, User 4294967296 and +0; t uid 10001 alone passes"
+
+# ---- a build whose spec user is a name the base's /etc/passwd already resolves otherwise ----
+# build_on NAME SPEC_USER_JSON: builds on image NAME's v1 into oci:$WORK/NAME-out (refused: nothing left).
+build_on() {
+  mkdir -p "$WORK/on-$1"
+  printf 'more\n' >"$WORK/on-$1/more.txt"
+  cat >"$WORK/on-$1/spec.json" <<JSON
+{"base": {"layout": "$WORK/$1", "digest": "${2#*@}"}, "user": $3,
+ "layers": [{"name": "more", "files": [{"src": "more.txt", "dest": "/opt/more.txt"}]}]}
+JSON
+  expect_exit "$4" build "$WORK/on-$1/spec.json" -o "oci:$WORK/$1-out:v1" -q
+}
+ROOT_T=$(users_image root_t app 'root:x:0:0:root:/root:/bin/sh\nt:x:0:0:root:/root:/bin/sh\n')
+build_on blank "$T24" '{"name": "t", "uid": 10001, "gid": 10001}' 2
+assert_contains "$OUTPUT" "adding the spec's user (\$.user) to the base image: /etc/passwd: runtimes resolve user 't' differently: glibc and Go: line 1 \" t:x:0:0:root:/root:/bin/sh\" (user 't', uid 0, gid 0)" "build on blank"
+build_on root_t "$ROOT_T" '{"name": "t", "uid": 10001, "gid": 10001}' 2
+assert_contains "$OUTPUT" "/etc/passwd: user 't' is already uid 0 (gid 0) at line 2 \"t:x:0:0:root:/root:/bin/sh\", not uid 10001 (gid 10001)" "build on root_t"
+[ ! -e "$WORK/blank-out" ] && [ ! -e "$WORK/root_t-out" ] || fail "a refused build left output behind"
+build_on t_ok "$T_OK" '{"name": "t", "uid": 10001, "gid": 10001, "group": "trainer"}' 0
+pass "build: a spec user the base resolves to uid 0 (by some reader) is refused naming the line; the same uid is kept"

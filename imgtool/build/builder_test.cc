@@ -236,7 +236,21 @@ TEST(MetadataLayer, UserClashesAreErrors) {
   auto clash = PasswdWithUser("other:x:10001:10001::/:/bin/sh\n", u);
   ASSERT_FALSE(clash.ok());
   EXPECT_EQ(clash.error().message,
-            "/etc/passwd of the base image already has 'other:x:10001:10001::/:/bin/sh', which clashes with trainer (10001)");
+            "adding the spec's user ($.user) to the base image: /etc/passwd: uid 10001 already belongs to user 'other' "
+            "at line 1 \"other:x:10001:10001::/:/bin/sh\", so it cannot be user 'trainer' too");
+  // Issue 24: glibc and Go read " trainer" as trainer, uid 0; musl reads a name of its own.
+  auto blank = PasswdWithUser("root:x:0:0:::\n trainer:x:0:0:root:/root:/bin/sh\n", u);
+  ASSERT_FALSE(blank.ok());
+  EXPECT_EQ(blank.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(blank.error().message,
+            "adding the spec's user ($.user) to the base image: /etc/passwd: runtimes resolve user 'trainer' "
+            "differently: glibc and Go: line 2 \" trainer:x:0:0:root:/root:/bin/sh\" (user 'trainer', uid 0, gid 0); "
+            "musl: none; user 'trainer' cannot be added as uid 10001 (gid 10001)");
+  auto group = GroupWithUser("root:x:0:\ntrainer:x:0:\n", u);
+  ASSERT_FALSE(group.ok());
+  EXPECT_EQ(group.error().message,
+            "adding the spec's group ($.user.group) to the base image: /etc/group: group 'trainer' is already gid 0 at "
+            "line 2 \"trainer:x:0:\", not gid 10001");
 }
 
 }  // namespace imgtool::build

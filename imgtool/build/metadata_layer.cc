@@ -1,44 +1,13 @@
 #include "build/metadata_layer.h"
 
-#include <sstream>
-
 #include "build/plan.h"
 #include "build/stack.h"
 #include "oci/canonical_json.h"
+#include "rootfs/users.h"
 
 namespace imgtool::build {
 
 namespace {
-
-std::vector<std::string> Fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  std::string f;
-  while (std::getline(ss, f, ':')) out.push_back(f);
-  return out;
-}
-
-// Appends `line` unless an entry with the same name and id exists; a clash is an error.
-Result<std::string> AppendEntry(const std::string& base, const std::string& name, uint32_t id,
-                                const std::string& line, const std::string& file, bool with_root) {
-  std::string out = base;
-  if (out.empty() && with_root) out = file == "/etc/passwd" ? "root:x:0:0:root:/root:/sbin/nologin\n" : "root:x:0:\n";
-  std::stringstream ss(out);
-  std::string l;
-  while (std::getline(ss, l)) {
-    auto f = Fields(l);
-    if (f.size() < 3) continue;
-    bool same_name = f[0] == name;
-    bool same_id = f[2] == std::to_string(id);
-    if (same_name && same_id) return out;
-    if (same_name || same_id) {
-      return MakeError(ErrorKind::kInvalidInput, file + " of the base image already has '" + l +
-                                                     "', which clashes with " + name + " (" + std::to_string(id) + ")");
-    }
-  }
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  return out + line + "\n";
-}
 
 archive::Entry File(const std::string& path, std::string content) {
   archive::Entry e;
@@ -52,14 +21,19 @@ archive::Entry File(const std::string& path, std::string content) {
 
 }  // namespace
 
+// A base without the file (scratch, or none in its layers) gets root's entry first.
 Result<std::string> PasswdWithUser(const std::string& base_passwd, const UserSpec& u) {
-  std::string line = u.name + ":x:" + std::to_string(u.uid) + ":" + std::to_string(u.gid) + "::" + u.home + ":" + u.shell;
-  return AppendEntry(base_passwd, u.name, u.uid, line, "/etc/passwd", true);
+  std::string base = base_passwd.empty() ? "root:x:0:0:root:/root:/sbin/nologin\n" : base_passwd;
+  auto out = rootfs::WithUser(base, {u.name, u.uid, u.gid, u.home, u.shell});
+  if (!out.ok()) return out.error().Context("adding the spec's user ($.user) to the base image");
+  return out;
 }
 
 Result<std::string> GroupWithUser(const std::string& base_group, const UserSpec& u) {
-  std::string line = u.group + ":x:" + std::to_string(u.gid) + ":";
-  return AppendEntry(base_group, u.group, u.gid, line, "/etc/group", true);
+  std::string base = base_group.empty() ? "root:x:0:\n" : base_group;
+  auto out = rootfs::WithGroup(base, {u.group, u.gid});
+  if (!out.ok()) return out.error().Context("adding the spec's group ($.user.group) to the base image");
+  return out;
 }
 
 Result<std::vector<archive::Entry>> MetadataEntries(const Spec& spec, const std::string& base_passwd,

@@ -14,8 +14,10 @@
 
 namespace imgtool::build {
 
-// passwd/group: the base image's files (empty for scratch) with the user appended.
-// A different user already holding the name or the uid is an error.
+// passwd/group: the base image's files (empty for scratch: root's entry only) with the
+// user (group) appended by rootfs::WithUser (WithGroup, rootfs/users.h): read as glibc,
+// musl and runc/containerd read them, the name must not already resolve to other ids nor
+// the id belong to another name, and the readers must agree; else an error naming the line.
 Result<std::string> PasswdWithUser(const std::string& base_passwd, const UserSpec& user);
 Result<std::string> GroupWithUser(const std::string& base_group, const UserSpec& user);
 

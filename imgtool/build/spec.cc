@@ -10,6 +10,7 @@
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "ref/url.h"
+#include "rootfs/users.h"
 
 namespace imgtool::build {
 
@@ -276,24 +277,28 @@ Status ParseUser(const Json& j, Spec& spec) {
   if (!gid.ok()) return gid.error();
   if (*uid == 0) return Bad(where + ".uid", "0 is root; imgtool images always run as a non-root user");
   if (*gid == 0) return Bad(where + ".gid", "0 is the root group; choose a non-root group");
-  auto valid_name = [](const std::string& n) {
-    return !n.empty() && n.size() <= 32 && n.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") == std::string::npos;
-  };
-  if (!valid_name(*name)) return Bad(where + ".name", "'" + *name + "' is not a valid user name ([a-z0-9_-], up to 32)");
+  // The names and fields go into /etc/passwd and /etc/group: rootfs/users.h says what
+  // every reader of those files reads alike.
+  if (Status st = rootfs::CheckAccountName(*name, "user name"); !st.ok())
+    return Bad(where + ".name", st.error().message);
   spec.user.name = *name;
   spec.user.uid = *uid;
   spec.user.gid = *gid;
   auto group = GetString(j, "group", where, false);
   if (!group.ok()) return group.error();
   spec.user.group = group->empty() ? *name : *group;
-  if (!valid_name(spec.user.group)) return Bad(where + ".group", "'" + spec.user.group + "' is not a valid group name");
+  if (Status st = rootfs::CheckAccountName(spec.user.group, "group name"); !st.ok()) {
+    return Bad(where + ".group", st.error().message);
+  }
   auto home = GetString(j, "home", where, false);
   if (!home.ok()) return home.error();
   spec.user.home = home->empty() ? "/home/" + *name : *home;
   if (spec.user.home[0] != '/' || HasDotDot(spec.user.home)) return Bad(where + ".home", "want an absolute path without '..'");
+  if (Status st = rootfs::CheckAccountField(spec.user.home); !st.ok()) return Bad(where + ".home", st.error().message);
   if (j.contains("shell")) {
     auto shell = GetString(j, "shell", where, true);
     if (!shell.ok()) return shell.error();
+    if (Status st = rootfs::CheckAccountField(*shell); !st.ok()) return Bad(where + ".shell", st.error().message);
     spec.user.shell = *shell;
   }
   return Status::Ok();

@@ -71,6 +71,19 @@ TEST(Spec, UserMustNotBeRoot) {
             "spec.json: $.user.gid: 0 is the root group; choose a non-root group");
   EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"Bad Name","uid":1,"gid":1},"layers":[]})"),
             "spec.json: $.user.name: 'Bad Name' is not a valid user name ([a-z0-9_-], up to 32)");
+  // What goes into /etc/passwd and /etc/group must read alike to every reader (rootfs/users.h).
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"-t","uid":1,"gid":1},"layers":[]})"),
+            "spec.json: $.user.name: '-t' is not a valid user name: a leading '-' is \"exclude\" to glibc's compat "
+            "service and an option to tools");
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"t","group":"0","uid":1,"gid":1},"layers":[]})"),
+            "spec.json: $.user.group: '0' is not a valid group name: all digits, which runtimes, su and chown read as "
+            "an id");
+  EXPECT_EQ(
+      ErrorOf(
+          R"({"base":"scratch","user":{"name":"t","uid":1,"gid":1,"shell":"/bin/sh\nr:x:0:0::/:/bin/sh"},"layers":[]})"),
+      "spec.json: $.user.shell: control character 10 (a newline would start a line of its own)");
+  EXPECT_EQ(ErrorOf(R"({"base":"scratch","user":{"name":"t","uid":1,"gid":1,"home":"/h:0"},"layers":[]})"),
+            "spec.json: $.user.home: a ':', which separates the fields of /etc/passwd");
 }
 
 TEST(Spec, BaseMustBePinnedByDigest) {

@@ -1,10 +1,11 @@
 #include "policy/evaluate.h"
 
 #include <cstdio>
-#include <sstream>
 
 #include "oci/canonical_json.h"
 #include "policy/pinned.h"
+#include "rootfs/user_arg.h"
+#include "rootfs/users.h"
 
 namespace imgtool::policy {
 
@@ -12,10 +13,6 @@ namespace {
 
 RuleResult Pass(const std::string& rule, const std::string& reason) { return {rule, true, reason}; }
 RuleResult Deny(const std::string& rule, const std::string& reason) { return {rule, false, reason}; }
-
-bool IsNumber(const std::string& s) {
-  return !s.empty() && s.size() < 11 && s.find_first_not_of("0123456789") == std::string::npos;
-}
 
 std::string Join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
@@ -29,19 +26,25 @@ std::string StackText(const std::map<std::string, std::string>& s) {
   return Join(parts, ", ");
 }
 
-// The uid of `name` in /etc/passwd, or empty when absent.
-std::string PasswdUid(const std::string& passwd, const std::string& name) {
-  std::stringstream ss(passwd);
-  std::string line;
-  while (std::getline(ss, line)) {
-    auto c1 = line.find(':');
-    if (c1 == std::string::npos || line.compare(0, c1, name) != 0) continue;
-    auto c2 = line.find(':', c1 + 1);
-    auto c3 = c2 == std::string::npos ? std::string::npos : line.find(':', c2 + 1);
-    if (c3 == std::string::npos) continue;
-    return line.substr(c2 + 1, c3 - c2 - 1);
+// nonRoot for a User that is a name: the uid every reader of the image's /etc/passwd
+// resolves it to (rootfs/users.h); where they differ, or the file is one they read
+// differently, the rule fails with which line each one takes.
+RuleResult NonRootByName(const std::string& rule, const std::string& user, const Result<std::string>& passwd) {
+  const std::string what = "config User '" + user + "'";
+  if (user == "root") return Deny(rule, "config User is 'root'");
+  if (!passwd.ok()) {
+    if (passwd.error().kind == ErrorKind::kNotFound)
+      return Deny(rule, what + " is a name but the image has no /etc/passwd");
+    return Deny(rule, what + " is a name; " + passwd.error().message);
   }
-  return "";
+  auto file = rootfs::AccountFile::Parse(rootfs::AccountKind::kUser, *passwd);
+  if (!file.ok()) return Deny(rule, what + " is a name; " + file.error().message);
+  auto found = file->FindName(user);
+  if (!found.ok()) return Deny(rule, what + ": " + found.error().message);
+  if (!*found) return Deny(rule, what + " is not in the image's /etc/passwd");
+  const std::string uid = std::to_string((*found)->id);
+  if ((*found)->id == 0) return Deny(rule, what + " is uid 0 in /etc/passwd (" + (*found)->where + ")");
+  return Pass(rule, "user '" + user + "' is uid " + uid + " in /etc/passwd (" + (*found)->where + ")");
 }
 
 // stack.json's components -> version; an error when it is not the shape build/stack.cc writes.
@@ -96,26 +99,24 @@ Result<std::map<std::string, std::string>> ImageStack(const ImageFacts& f) {
 
 }  // namespace
 
+// The uid comes from the part before the first ':' for runc, Docker and containerd
+// alike (containerd refuses a second ':'); the group never changes it.
 RuleResult EvaluateNonRoot(const ImageFacts& f) {
   const std::string rule = "nonRoot";
   std::string user = f.user.substr(0, f.user.find(':'));
-  if (user.empty()) return Deny(rule, "config User is empty: the container runs as root");
-  if (IsNumber(user)) {
-    if (std::stoull(user) == 0) return Deny(rule, "config User '" + f.user + "' is uid 0 (root)");
-    return Pass(rule, "uid " + user);
+  if (f.user.empty()) return Deny(rule, "config User is empty: the container runs as root");
+  if (user.empty()) return Deny(rule, "config User '" + f.user + "' names no user: the container runs as root");
+  rootfs::UserArg arg = rootfs::ParseUserArg(user);
+  switch (arg.kind) {
+    case rootfs::UserArg::Kind::kRefused:
+      return Deny(rule, "config User '" + f.user + "': " + arg.why);
+    case rootfs::UserArg::Kind::kId:
+      if (arg.id == 0) return Deny(rule, "config User '" + f.user + "' is uid 0 (root)");
+      return Pass(rule, "uid " + std::to_string(arg.id));
+    case rootfs::UserArg::Kind::kName:
+      break;
   }
-  if (user == "root") return Deny(rule, "config User is 'root'");
-  if (!f.passwd.ok()) {
-    if (f.passwd.error().kind == ErrorKind::kNotFound) {
-      return Deny(rule, "config User '" + user + "' is a name but the image has no /etc/passwd");
-    }
-    return Deny(rule, "config User '" + user + "' is a name; " + f.passwd.error().message);
-  }
-  std::string uid = PasswdUid(*f.passwd, user);
-  if (uid.empty()) return Deny(rule, "config User '" + user + "' is not in the image's /etc/passwd");
-  if (!IsNumber(uid)) return Deny(rule, "/etc/passwd gives '" + user + "' the uid '" + uid + "'");
-  if (std::stoull(uid) == 0) return Deny(rule, "config User '" + user + "' is uid 0 in /etc/passwd");
-  return Pass(rule, "user '" + user + "' is uid " + uid + " in /etc/passwd");
+  return NonRootByName(rule, user, f.passwd);
 }
 
 RuleResult EvaluateDigestPinned(const ImageFacts& f) {

@@ -33,14 +33,51 @@ TEST(Evaluate, NonRoot) {
   EXPECT_FALSE(EvaluateNonRoot(f).pass);
   f.user = "app";
   f.passwd = std::string("root:x:0:0::/root:/bin/sh\napp:x:10001:10001::/home/app:/sbin/nologin\n");
-  EXPECT_EQ(EvaluateNonRoot(f).reason, "user 'app' is uid 10001 in /etc/passwd");
+  EXPECT_EQ(EvaluateNonRoot(f).reason,
+            "user 'app' is uid 10001 in /etc/passwd (line 2 \"app:x:10001:10001::/home/app:/sbin/nologin\")");
   f.user = "toor";
   f.passwd = std::string("toor:x:0:0::/root:/bin/sh\n");
-  EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'toor' is uid 0 in /etc/passwd");
+  EXPECT_EQ(EvaluateNonRoot(f).reason,
+            "config User 'toor' is uid 0 in /etc/passwd (line 1 \"toor:x:0:0::/root:/bin/sh\")");
   f.user = "ghost";
   EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'ghost' is not in the image's /etc/passwd");
   f.passwd = MakeError(ErrorKind::kNotFound, "none");
   EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'ghost' is a name but the image has no /etc/passwd");
+}
+
+// Issue 24: the uid a runtime would run, by every reader of /etc/passwd and of the number.
+TEST(Evaluate, NonRootJudgesWhatRuntimesResolve) {
+  ImageFacts f = Good();
+  f.user = "t";
+  f.passwd = std::string(" t:x:0:0:root:/root:/bin/sh\nt:x:10001:10001::/home/t:/bin/sh\n");
+  RuleResult r = EvaluateNonRoot(f);
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.reason,
+            "config User 't': /etc/passwd: runtimes resolve user 't' differently: glibc and Go: line 1 \" "
+            "t:x:0:0:root:/root:/bin/sh\" (user 't', uid 0, gid 0); musl: line 2 \"t:x:10001:10001::/home/t:/bin/sh\" "
+            "(user 't', uid 10001, gid 10001)");
+  f.passwd = std::string("root:x:0:0:::\nt\nt:x:10001:10001:::\n");  // Go: "t" alone is uid 0
+  EXPECT_NE(EvaluateNonRoot(f).reason.find("Go: line 2 \"t\" (user 't', uid 0, gid 0)"), std::string::npos);
+  f.passwd = std::string("t:x:10001:10001:::\n+::::::\n");
+  EXPECT_EQ(EvaluateNonRoot(f).reason,
+            "config User 't' is a name; /etc/passwd: line 2: \"+\" is a NIS compat entry: glibc's compat service "
+            "looks it up in NIS, Go and musl read an account named \"+\"");
+  f.passwd = std::string("t:x:10001:10001:::\nt:x:0:0:::\n");  // first match wins everywhere
+  EXPECT_TRUE(EvaluateNonRoot(f).pass);
+  for (const char* root : {"0", "0000", "+0", "-0", "0:10001"}) {
+    f.user = root;
+    EXPECT_EQ(EvaluateNonRoot(f).reason, "config User '" + std::string(root) + "' is uid 0 (root)");
+  }
+  f.user = "4294967296:10001";
+  EXPECT_EQ(EvaluateNonRoot(f).reason,
+            "config User '4294967296:10001': 4294967296 is outside 0..2147483647: runc and Docker refuse it, "
+            "containerd keeps its low 32 bits and runs it as 0 (root)");
+  f.user = "-1";
+  EXPECT_FALSE(EvaluateNonRoot(f).pass);
+  f.user = ":10001";
+  EXPECT_EQ(EvaluateNonRoot(f).reason, "config User ':10001' names no user: the container runs as root");
+  f.user = "+10001";
+  EXPECT_EQ(EvaluateNonRoot(f).reason, "uid 10001");
 }
 
 TEST(Evaluate, DigestPinned) {

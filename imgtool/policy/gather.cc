@@ -3,6 +3,7 @@
 #include "archive/layer.h"
 #include "oci/image_config.h"
 #include "rootfs/image_fs.h"
+#include "rootfs/user_arg.h"
 
 namespace imgtool::policy {
 
@@ -10,7 +11,8 @@ namespace {
 
 using Layers = std::vector<std::shared_ptr<const oci::Layer>>;
 
-// /etc/passwd and stack.json are small; a bigger one is not judged.
+// /etc/passwd and stack.json are small; a bigger one is not judged (rootfs/users.h reads
+// at most as much).
 constexpr uint64_t kMaxFactFile = 1 << 20;
 
 // Files are read from one view of the unpacked image (rootfs/image_fs.h), found where a
@@ -50,9 +52,10 @@ Result<uint64_t> UncompressedSize(const Layers& layers) {
   return total;
 }
 
-bool NumericUser(const std::string& user) {
+// Only a User whose user part runtimes look up as a name needs /etc/passwd (user_arg.h).
+bool UserIsAName(const std::string& user) {
   std::string u = user.substr(0, user.find(':'));
-  return !u.empty() && u.find_first_not_of("0123456789") == std::string::npos;
+  return !u.empty() && rootfs::ParseUserArg(u).kind == rootfs::UserArg::Kind::kName;
 }
 
 // The facts of one image, all but the signature (which belongs to what the reference
@@ -65,7 +68,7 @@ void GatherImage(const oci::Image& img, const Policy& policy, ImageFacts& f) {
   Layers layers = img.layers();
   for (const auto& l : layers) f.compressed_size += static_cast<uint64_t>(l->size());
 
-  bool wants_passwd = policy.non_root && !NumericUser(f.user);
+  bool wants_passwd = policy.non_root && UserIsAName(f.user);
   if (wants_passwd || policy.allowed_stacks || policy.no_setuid) {
     auto view = ViewOf(img);  // once, for every rule that reads files
     if (wants_passwd) f.passwd = ReadImageFile(view, "etc/passwd");

@@ -54,11 +54,13 @@ class GatherFiles : public ::testing::Test {
 TEST_F(GatherFiles, PasswdBehindASymlinkedEtcIsTheOneJudged) {
   auto base = std::vector<TarEntry>{Dir("etc"), File("etc/passwd", kSafe)};
   ImageFacts f = Gather(Image({base, {Dir("real"), File("real/passwd", kRoot), Symlink("etc", "real")}}));
-  EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'app' is uid 0 in /etc/passwd");
+  const std::string root = "config User 'app' is uid 0 in /etc/passwd (line 1 \"app:x:0:0::/root:/bin/sh\")";
+  EXPECT_EQ(EvaluateNonRoot(f).reason, root);
   f = Gather(Image({base, {File("etc//passwd", kRoot)}}));
-  EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'app' is uid 0 in /etc/passwd");
+  EXPECT_EQ(EvaluateNonRoot(f).reason, root);
   f = Gather(Image({base}));
-  EXPECT_EQ(EvaluateNonRoot(f).reason, "user 'app' is uid 1000 in /etc/passwd");
+  EXPECT_EQ(EvaluateNonRoot(f).reason,
+            "user 'app' is uid 1000 in /etc/passwd (line 1 \"app:x:1000:1000::/home/app:/bin/sh\")");
 }
 
 TEST_F(GatherFiles, UnpackersThatDisagreeOrAMissingLayerFailClosed) {

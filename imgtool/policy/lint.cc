@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "oci/canonical_json.h"
+#include "rootfs/user_arg.h"
 
 namespace imgtool::policy {
 
@@ -198,15 +199,22 @@ class Linter {
       Add(final.line, "nonRootUser", "the final stage sets no USER, so it runs as root (or as its base image says)");
       return;
     }
+    // Numbers as runtimes read them (rootfs/user_arg.h): "+0" is root, "4294967296" root
+    // to containerd and refused by runc.
     std::string user = s->user.substr(0, s->user.find(':'));
     std::string group = s->user.find(':') == std::string::npos ? "" : s->user.substr(s->user.find(':') + 1);
-    if (user == "root" || (IsNumber(user) && std::stoull(user.substr(0, 12)) == 0)) {
+    rootfs::UserArg uid = rootfs::ParseUserArg(user);
+    rootfs::UserArg gid = rootfs::ParseUserArg(group);
+    if (user == "root" || (uid.kind == rootfs::UserArg::Kind::kId && uid.id == 0)) {
       Add(s->user_line, "nonRootUser", "USER " + s->user + " is root");
-    } else if (!IsNumber(user)) {
+    } else if (uid.kind == rootfs::UserArg::Kind::kRefused) {
+      Add(s->user_line, "nonRootUser", "USER " + s->user + ": " + uid.why);
+    } else if (uid.kind == rootfs::UserArg::Kind::kName) {
       Add(s->user_line, "nonRootUser",
           "USER " + s->user + " is not a numeric uid: use e.g. USER 10001:10001 so no name lookup decides it");
-    } else if (!group.empty() && !IsNumber(group)) {
-      Add(s->user_line, "nonRootUser", "USER " + s->user + ": group '" + group + "' is not a numeric gid");
+    } else if (!group.empty() && gid.kind != rootfs::UserArg::Kind::kId) {
+      Add(s->user_line, "nonRootUser",
+          "USER " + s->user + ": group '" + group + "' is not a numeric gid" + (gid.why.empty() ? "" : ": " + gid.why));
     }
   }
 

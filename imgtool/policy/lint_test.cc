@@ -53,6 +53,17 @@ TEST(Lint, FinalUserNumericNonRoot) {
   EXPECT_EQ(Lint("FROM scratch AS a\nUSER 10001\nFROM scratch\n").size(), 1u);
   EXPECT_EQ(Lint("FROM scratch AS a\nUSER 10001\nFROM a\n"), std::vector<std::string>{});
   EXPECT_EQ(Lint("FROM scratch AS a\nUSER 10001\nFROM a\nUSER 0\n").size(), 1u);
+  // Numbers as runtimes read them (rootfs/user_arg.h).
+  EXPECT_EQ(Lint("FROM scratch\nUSER +0\n"), (std::vector<std::string>{"2 nonRootUser: USER +0 is root"}));
+  EXPECT_EQ(Lint("FROM scratch\nUSER 0000:10001\n"),
+            (std::vector<std::string>{"2 nonRootUser: USER 0000:10001 is root"}));
+  EXPECT_EQ(Lint("FROM scratch\nUSER 4294967296\n"),
+            (std::vector<std::string>{"2 nonRootUser: USER 4294967296: 4294967296 is outside 0..2147483647: runc and "
+                                      "Docker refuse it, containerd keeps its low 32 bits and runs it as 0 (root)"}));
+  EXPECT_EQ(Lint("FROM scratch\nUSER 10001:-1\n")[0].rfind(
+                "2 nonRootUser: USER 10001:-1: group '-1' is not a numeric gid: -1 is outside", 0),
+            0u);
+  EXPECT_EQ(Lint("FROM scratch\nUSER +10001:10001\n"), std::vector<std::string>{});
 }
 
 TEST(Lint, AddOfUrlNeedsChecksum) {
