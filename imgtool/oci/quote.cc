@@ -42,26 +42,37 @@ bool IsHiddenCodePoint(uint32_t cp) {
   return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-// One byte of ASCII, escaped when it is a control; a message keeps its line breaks and tabs.
-void AppendAscii(std::string& out, unsigned char c, bool message) {
-  switch (c) {
-    case '\n': out += message ? "\n" : "\\n"; return;
-    case '\t': out += message ? "\t" : "\\t"; return;
-    case '\r': out += "\\r"; return;
-    default: break;
+// How much Escape leaves as it is.
+struct Style {
+  bool quote_and_backslash;  // escape `quote` and '\\' (Quoted: the text reads back unambiguously)
+  bool keep_line_breaks;     // '\n' and '\t' stay (a whole message of several lines)
+  char quote;
+};
+
+void AppendAscii(std::string& out, unsigned char c, const Style& style) {
+  if (style.quote_and_backslash && (c == static_cast<unsigned char>(style.quote) || c == '\\')) out += '\\';
+  if ((c == '\n' || c == '\t') && style.keep_line_breaks) {
+    out += static_cast<char>(c);
+  } else if (c == '\n') {
+    out += "\\n";
+  } else if (c == '\t') {
+    out += "\\t";
+  } else if (c == '\r') {
+    out += "\\r";
+  } else if (c < 0x20 || c == 0x7f) {
+    AppendHexByte(out, c);
+  } else {
+    out += static_cast<char>(c);
   }
-  if (c < 0x20 || c == 0x7f) return AppendHexByte(out, c);
-  out += static_cast<char>(c);
 }
 
-std::string Escape(std::string_view s, bool message, char quote) {
+std::string Escape(std::string_view s, const Style& style) {
   std::string out;
   out.reserve(s.size() + 2);
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if (!message && (c == static_cast<unsigned char>(quote) || c == '\\')) out += '\\';
-      AppendAscii(out, c, message);
+      AppendAscii(out, c, style);
       ++i;
       continue;
     }
@@ -83,8 +94,10 @@ std::string Escape(std::string_view s, bool message, char quote) {
 
 }  // namespace
 
-std::string Quoted(std::string_view s, char quote) { return quote + Escape(s, false, quote) + quote; }
+std::string Quoted(std::string_view s, char quote) { return quote + Escape(s, Style{true, false, quote}) + quote; }
 
-std::string Printable(std::string_view s) { return Escape(s, true, '\0'); }
+std::string Printable(std::string_view s, bool keep_line_breaks) {
+  return Escape(s, Style{false, keep_line_breaks, '\0'});
+}
 
 }  // namespace imgtool::oci

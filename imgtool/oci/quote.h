@@ -20,9 +20,10 @@ namespace imgtool::oci {
 // backslash, not a line break. A plain name gives exactly quote + s + quote.
 std::string Quoted(std::string_view s, char quote = '"');
 
-// `s` escaped as above but neither quoted nor with '"' and '\\' escaped, keeping line
+// `s` escaped as above but neither quoted nor with '"' and '\\' escaped. Keeping line
 // breaks and tabs: for whole messages on their way to a terminal, which may be several
-// lines by design.
-std::string Printable(std::string_view s);
+// lines by design. Without them (keep_line_breaks false): for text from outside that
+// reads as part of a message (a registry's error message), where quotes would not.
+std::string Printable(std::string_view s, bool keep_line_breaks = true);
 
 }  // namespace imgtool::oci

@@ -54,6 +54,7 @@ TEST(Printable, KeepsLinesAndQuotesButNotEscapes) {
   EXPECT_EQ(Printable("lock is stale:\n  a \"b\"\tc\\d"), "lock is stale:\n  a \"b\"\tc\\d");
   EXPECT_EQ(Printable("x\x1b]0;title\x07y\rz\0w"s), R"(x\x1b]0;title\x07y\rz\x00w)");
   EXPECT_EQ(Printable("\xc2\x9b"), R"(\u009b)");
+  EXPECT_EQ(Printable("blob unknown\nimgtool: OK\t\x1b[1m", false), R"(blob unknown\nimgtool: OK\t\x1b[1m)");
 }
 
 }  // namespace
