@@ -164,6 +164,15 @@ group_alive() {
   done
   return 1
 }
+# group_gone PGID: no process of it alive within 5 s (one sent SIGKILL may take a moment
+# to leave, state R, while the kernel tears it down; it runs no code of its own).
+group_gone() {
+  for _ in $(seq 1 50); do
+    group_alive "$1" || return 0
+    sleep 0.1
+  done
+  return 1
+}
 cat >"$BIN/docker-credential-imgtoolbg" <<SH
 #!/bin/sh
 cat >/dev/null
@@ -180,7 +189,7 @@ pgid=$(cat "$WORK/bg.pgid")
 read -r line </proc/$$/stat
 read -r -a fields <<<"${line##*) }"
 [[ $pgid != "${fields[2]}" ]] || fail "the helper ran in the test's own process group"
-if group_alive "$pgid"; then fail "a process of the helper's group $pgid outlived imgtool: $(pgrep -a -g "$pgid")"; fi
+group_gone "$pgid" || fail "a process of the helper's group $pgid outlived imgtool: $(pgrep -a -g "$pgid")"
 pass "a helper that forks 'sleep 300 &': answered, and nothing of its group $pgid is alive after imgtool returns"
 
 rm -f "$WORK/bg.pgid"
@@ -194,5 +203,5 @@ rc=0
 wait "$imgtool_pid" || rc=$?
 unset IMGTOOL_CREDENTIAL_HELPER_TIMEOUT
 assert_eq "$rc" 143 "imgtool ended by SIGTERM"
-if group_alive "$pgid"; then fail "imgtool ended by SIGTERM left the helper's group $pgid alive: $(pgrep -a -g "$pgid")"; fi
+group_gone "$pgid" || fail "imgtool ended by SIGTERM left the helper's group $pgid alive: $(pgrep -a -g "$pgid")"
 pass "imgtool ended by SIGTERM while a helper runs: the helper's group $pgid is killed too"
