@@ -56,6 +56,24 @@ expect_refused 2 "\$.layers[0].files[0].mode: '999' is not an octal mode" \
 expect_refused 2 "/x comes from two sources" \
   "$(spec '[{"files":[{"src":"config.txt","dest":"/x"},{"src":"app/share/model.txt","dest":"/x"}]}]')"
 
+# Issue 24: a NUL in any string of the spec is refused when the spec is parsed, naming
+# the field (it once went as far as writing the layer); control characters in a name are
+# escaped in the message.
+nul=" holds a NUL byte, which no path, name or environment entry can carry"
+expect_refused 2 "\$.layers[0].files[0].dest: \"/x\\x00y\"$nul" \
+  "$(spec '[{"files":[{"src":"config.txt","dest":"/x\u0000y"}]}]')"
+expect_refused 2 "\$.layers[0].files[0].src: \"config.txt\\x00.sh\"$nul" \
+  "$(spec '[{"files":[{"src":"config.txt\u0000.sh","dest":"/x"}]}]')"
+expect_refused 2 "\$.env: the key \"PATH\\x00X\"$nul" \
+  '{"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},"env":{"PATH\u0000X":"/bin"},
+    "layers":[{"files":[{"src":"config.txt","dest":"/x"}]}]}'
+expect_refused 2 "\$.labels.a: \"b\\x00c\"$nul" \
+  '{"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},"labels":{"a":"b\u0000c"},
+    "layers":[{"files":[{"src":"config.txt","dest":"/x"}]}]}'
+expect_refused 2 "\$.layers[0].files[0].dest: 'x\\nimgtool: OK\\x1b[2J' must be an absolute path in the image" \
+  "$(spec '[{"files":[{"src":"config.txt","dest":"x\nimgtool: OK\u001b[2J"}]}]')"
+assert_eq "$(wc -l <<<"$OUTPUT")" 1 "a dest with a newline stays on one line"
+
 # A failing build into an existing layout leaves it exactly as it was.
 "$IMGTOOL" build spec.json -o "oci:$WORK/keep:v1" -q >/dev/null
 before=$(sha256sum "$WORK/keep/index.json")

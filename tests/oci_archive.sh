@@ -31,3 +31,16 @@ expect_exit 2 inspect "oci-archive:$WORK/evil.tar"
 assert_contains "$OUTPUT" "entry '../../evil' is not part of an OCI layout" "hostile archive"
 [ ! -e "$WORK/../evil" ] || fail "hostile archive wrote outside its folder"
 pass "archive with a path-traversal entry is refused"
+
+# Issue 24: an entry name with a newline, an ESC and a CR is shown escaped, on one line.
+python3 - "$WORK/escape.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    info = tarfile.TarInfo("x\nimgtool: OK\x1b[2J\rz"); info.size = 1
+    t.addfile(info, io.BytesIO(b"x"))
+PY
+expect_exit 2 inspect "oci-archive:$WORK/escape.tar"
+assert_contains "$OUTPUT" "entry 'x\nimgtool: OK\x1b[2J\rz' is not part of an OCI layout" "an escaped entry name"
+assert_eq "$(wc -l <<<"$OUTPUT")" 1 "the message stays on one line"
+if grep -q $'[\x1b\r]' <<<"$OUTPUT"; then fail "a control character reached the terminal: $OUTPUT"; fi
+pass "an archive entry named with a newline, ESC and CR: refused, escaped on one line"

@@ -5,7 +5,10 @@
 # helper (credsStore); credHelpers for the host wins over credsStore; "not found" is
 # anonymous; `login` calls `store`, `logout` calls `erase`; a failing, a missing and a
 # hanging helper (killed at $IMGTOOL_CREDENTIAL_HELPER_TIMEOUT) fail naming the helper;
-# no secret in stderr or --debug output.
+# no secret in stderr or --debug output. Issue 24 (class 7): a helper that prints its
+# answer and fails (secret on stdout or stderr) leaks nothing, with --debug too; a
+# 5,000-character helper name and one with control characters are invalid input (exit 2),
+# escaped; a helper's background child does not outlive it, nor imgtool ended by SIGTERM.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 
@@ -30,7 +33,7 @@ case "\$1" in
   *) echo "unknown verb \$1"; exit 1 ;;
 esac
 SH
-printf '#!/bin/sh\necho "vault is sealed"\nexit 1\n' >"$BIN/docker-credential-imgtoolfail"
+printf '#!/bin/sh\necho "vault is sealed" >&2\nexit 1\n' >"$BIN/docker-credential-imgtoolfail"
 printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 60\n' "$WORK/hang.pid" >"$BIN/docker-credential-imgtoolhang"
 chmod 755 "$BIN"/docker-credential-*
 
@@ -108,3 +111,97 @@ for out in "$dbg" "$(cat "$ERRS/run.log")"; do
   if grep -qe s3cret -e "$auth" <<<"$out"; then fail "a secret reached stderr or --debug: $out"; fi
 done
 pass "no secret in stderr or --debug output"
+
+# ---- issue 24: a helper that prints its answer and then fails ----
+LEAK="leaked-Hunter2-secret"
+answer="{\"ServerURL\":\"$REG_HOST\",\"Username\":\"alice\",\"Secret\":\"$LEAK\"}"
+for to in "" ">&2"; do
+  cat >"$BIN/docker-credential-imgtoolleak${to:+err}" <<SH
+#!/bin/sh
+cat >/dev/null
+echo '$answer' $to
+exit 1
+SH
+done
+chmod 755 "$BIN"/docker-credential-imgtoolleak*
+for helper in imgtoolleak imgtoolleakerr; do
+  config "{\"credsStore\": \"$helper\"}"
+  for debug in "" --debug; do
+    # shellcheck disable=SC2086
+    expect 6 resolve $debug "$R/team/img:v1"
+    assert_contains "$OUTPUT" "docker-credential-$helper get: exit status 1" "the failing helper is named"
+    if grep -qF "$LEAK" <<<"$OUTPUT"; then fail "$helper ${debug:-}: the secret is in the output: $OUTPUT"; fi
+  done
+  expect 6 logout "$REG_HOST"
+  if grep -qF "$LEAK" <<<"$OUTPUT"; then fail "$helper logout: the secret is in the output: $OUTPUT"; fi
+done
+pass "a helper that prints its answer (stdout or stderr) and exits 1: named, the secret nowhere, --debug too"
+
+# ---- issue 24: helper names from the auth file are checked before anything runs ----
+long=$(head -c 5000 /dev/zero | tr '\0' a)
+config "{\"credsStore\": \"$long\"}"
+expect 2 resolve "$R/team/img:v1"
+assert_contains "$OUTPUT" "credsStore: credential helper \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"... (5000 characters): want 1 to 128 letters" \
+  "a 5,000-character helper name"
+expect 2 logout "$REG_HOST"
+expect 2 login "$REG_HOST" -u alice -p s3cret
+config "{\"credHelpers\": {\"$REG_HOST\": \"x\\nimgtool: OK\\u001b[2J\\r\"}}"
+expect 2 resolve "$R/team/img:v1"
+assert_eq "$(wc -l <<<"$OUTPUT")" 1 "a helper name with a newline stays on one line"
+assert_contains "$OUTPUT" 'credential helper "x\nimgtool: OK\x1b[2J\r"' "the name is escaped"
+if grep -q $'[\x1b\r]' <<<"$OUTPUT"; then fail "a control character reached the terminal: $OUTPUT"; fi
+pass "helper names: 5,000 characters and control characters are exit 2, escaped: $(cut -c1-100 <<<"$OUTPUT")..."
+
+# ---- issue 24: a helper's background child ----
+# group_alive PGID: whether any process of that group is alive (zombies are not).
+group_alive() {
+  local f line rest
+  for f in /proc/[0-9]*/stat; do
+    read -r line <"$f" 2>/dev/null || continue
+    rest=${line##*) }  # after "pid (comm) ": state ppid pgrp ...
+    read -r -a fields <<<"$rest"
+    [[ ${fields[2]} == "$1" && ${fields[0]} != Z ]] && return 0
+  done
+  return 1
+}
+# group_gone PGID: no process of it alive within 5 s (one sent SIGKILL may take a moment
+# to leave, state R, while the kernel tears it down; it runs no code of its own).
+group_gone() {
+  for _ in $(seq 1 50); do
+    group_alive "$1" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+cat >"$BIN/docker-credential-imgtoolbg" <<SH
+#!/bin/sh
+cat >/dev/null
+awk '{print \$5}' /proc/\$\$/stat >"$WORK/bg.pgid"
+sleep 300 &
+[ -n "\$BG_HANG" ] && exec sleep 300
+printf '{"ServerURL":"%s","Username":"alice","Secret":"s3cret"}' "$REG_HOST"
+SH
+chmod 755 "$BIN/docker-credential-imgtoolbg"
+config '{"credsStore": "imgtoolbg"}'
+export IMGTOOL_CREDENTIAL_HELPER_TIMEOUT=30
+assert_eq "$(run resolve "$R/team/img:v1")" "$digest" "resolve with a helper that leaves a child behind"
+pgid=$(cat "$WORK/bg.pgid")
+read -r line </proc/$$/stat
+read -r -a fields <<<"${line##*) }"
+[[ $pgid != "${fields[2]}" ]] || fail "the helper ran in the test's own process group"
+group_gone "$pgid" || fail "a process of the helper's group $pgid outlived imgtool: $(pgrep -a -g "$pgid")"
+pass "a helper that forks 'sleep 300 &': answered, and nothing of its group $pgid is alive after imgtool returns"
+
+rm -f "$WORK/bg.pgid"
+BG_HANG=1 "$IMGTOOL" resolve "$R/team/img:v1" >/dev/null 2>&1 &
+imgtool_pid=$!
+for _ in $(seq 1 100); do [ -s "$WORK/bg.pgid" ] && break; sleep 0.1; done
+[ -s "$WORK/bg.pgid" ] || fail "the hanging helper never started"
+pgid=$(cat "$WORK/bg.pgid")
+kill -TERM "$imgtool_pid"
+rc=0
+wait "$imgtool_pid" || rc=$?
+unset IMGTOOL_CREDENTIAL_HELPER_TIMEOUT
+assert_eq "$rc" 143 "imgtool ended by SIGTERM"
+group_gone "$pgid" || fail "imgtool ended by SIGTERM left the helper's group $pgid alive: $(pgrep -a -g "$pgid")"
+pass "imgtool ended by SIGTERM while a helper runs: the helper's group $pgid is killed too"

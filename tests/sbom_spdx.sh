@@ -91,3 +91,26 @@ cmp "$WORK/img/index.json" "$WORK/first-index.json" || fail "a rebuild changed i
 expect_exit 0 build spec.json -o "oci:$WORK/img2:v1" -q --no-cache
 cmp "$WORK/img2.spdx.json" "$sbom" || fail "a build into another folder wrote a different SBOM"
 pass "rebuilds (same folder, another folder) write byte-identical SBOMs and index.json"
+
+# Issue 24: two platforms whose names differ only in punctuation once gave their images
+# one SPDXID (both SPDXRef-image-linux-arm64-v8). Every id of the index's document is
+# unique, the document validates, and each image CONTAINS its own package.
+cat >spec-punct.json <<JSON
+{"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+ "platforms":["linux/arm64/v8","linux/arm64-v8"],
+ "layers":[{"name":"debs","debs":[$(deb "$alpha" alpha 1:2.3-4)]}]}
+JSON
+expect_exit 0 build spec-punct.json -o "oci:$WORK/punct:v1" -q
+psbom="$WORK/punct.spdx.json"
+ids=$(jq -r '.packages[].SPDXID' "$psbom")
+assert_eq "$(wc -l <<<"$ids")" 5 "index + 2 images + 2 packages"
+assert_eq "$(sort <<<"$ids" | uniq -d)" "" "no SPDXID twice"
+assert_contains "$ids" "SPDXRef-image-linux-arm64-v8" "linux/arm64/v8 keeps its id"
+assert_contains "$ids" "SPDXRef-image-linux-arm64.2Dv8" "linux/arm64-v8 gets its own"
+for image in SPDXRef-image-linux-arm64-v8 SPDXRef-image-linux-arm64.2Dv8; do
+  assert_eq "$(jq --arg i "$image" '[.relationships[] | select(.spdxElementId == $i and .relationshipType == "CONTAINS")] | length' "$psbom")" \
+    1 "$image contains its one package"
+done
+out=$("$venv/bin/pyspdxtools" -i "$psbom" 2>&1) || fail "pyspdxtools rejects the index's SBOM: $out"
+grep -qi "invalid\|error" <<<"$out" && fail "pyspdxtools reports problems: $out"
+pass "linux/arm64/v8 and linux/arm64-v8: unique SPDXIDs ($(tr '\n' ' ' <<<"$ids")), pyspdxtools validates"

@@ -6,6 +6,9 @@
 # --debug line. Hangs: a registry that answers /v2/ and then stalls is given up within
 # the configured timeout (exit 6); a FIFO named as --key, --predicate, --policy, a spec,
 # an oci-archive or a webhook's --tls-cert is refused at once (exit 2), naming it.
+# Issue 24: a stall is never asked again (on a kept-alive connection, or resumed
+# mid-blob), so $IMGTOOL_STALL_TIMEOUT is the bound on a stalled transfer: the server sees
+# the stalled request once.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/packages_lib.sh"
 export HOME="$WORK/home"
@@ -48,7 +51,8 @@ make_context "$WORK/ctx"
 
 # ---- hangs: a registry that stalls after /v2/ ----
 start_server stall stall
-export IMGTOOL_CONNECT_TIMEOUT=3 IMGTOOL_STALL_TIMEOUT=3 IMGTOOL_REQUEST_TIMEOUT=3
+# The stall bound above the request bound: with both at 3 s either may fire first.
+export IMGTOOL_CONNECT_TIMEOUT=3 IMGTOOL_STALL_TIMEOUT=10 IMGTOOL_REQUEST_TIMEOUT=3
 R="docker://127.0.0.1:$PORT/team/img:v1"
 for args in "inspect $R" "pull $R oci:$WORK/pulled:v1" "push oci:$WORK/img:v1 $R"; do
   # shellcheck disable=SC2086
@@ -59,6 +63,26 @@ for args in "inspect $R" "pull $R oci:$WORK/pulled:v1" "push oci:$WORK/img:v1 $R
 done
 IMGTOOL_REQUEST_TIMEOUT=soon timed 2 inspect "$R"
 assert_contains "$OUTPUT" "\$IMGTOOL_REQUEST_TIMEOUT=soon: want whole seconds from 1 to 86400" "a bad value"
+
+# requests LOG PATTERN: how many requests the server logged whose line matches PATTERN.
+requests() { jq -r .line "$1" | grep -c -- "$2" || true; }
+export IMGTOOL_STALL_TIMEOUT=2 IMGTOOL_REQUEST_TIMEOUT=120
+start_server keepalive stall-keepalive
+timed 6 inspect "docker://127.0.0.1:$PORT/team/img:v1"
+assert_contains "$OUTPUT" "stalled: less than 1024 bytes/s for 2 s (\$IMGTOOL_STALL_TIMEOUT)" "inspect names the stall bound"
+assert_eq "$(requests "$WORK/keepalive.log" '^GET /v2/team/img/manifests/v1')" 1 \
+  "the manifest request stalled on a kept-alive connection is not sent again"
+pass "inspect, a manifest request stalled on a kept-alive connection: exit 6 after ${SECS}s (bound 2 s), asked once"
+start_server stallblob stall-blob
+layer=$(python3 -c 'import json, sys, urllib.request
+print(json.load(urllib.request.urlopen(sys.argv[1]))["layers"][0]["digest"])' \
+  "http://127.0.0.1:$PORT/v2/team/img/manifests/v1")
+timed 6 pull "docker://127.0.0.1:$PORT/team/img:v1" "oci:$WORK/stalled:v1"
+assert_contains "$OUTPUT" "pulling blob $layer: GET " "pull names the stalled blob"
+assert_contains "$OUTPUT" "stalled: less than 1024 bytes/s for 2 s (\$IMGTOOL_STALL_TIMEOUT)" "pull names the stall bound"
+assert_eq "$(requests "$WORK/stallblob.log" "^GET /v2/team/img/blobs/$layer")" 1 \
+  "the layer stalled half-way is not resumed"
+pass "pull, a layer that stalls half-way: exit 6 after ${SECS}s (bound 2 s), asked once, not resumed"
 unset IMGTOOL_CONNECT_TIMEOUT IMGTOOL_STALL_TIMEOUT IMGTOOL_REQUEST_TIMEOUT
 grep -q 'IMGTOOL_STALL_TIMEOUT' <<<"$("$IMGTOOL" inspect --help)" || fail "inspect --help does not say the timeouts"
 pass "a malformed timeout is exit 2; --help says the variables"

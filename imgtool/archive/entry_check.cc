@@ -3,14 +3,14 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "oci/quote.h"
+
 namespace imgtool::archive::internal {
 
 namespace {
 
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-
 Error Invalid(const std::string& path, const std::string& why) {
-  return MakeError(ErrorKind::kInvalidInput, "entry " + Quote(path) + ": " + why);
+  return MakeError(ErrorKind::kInvalidInput, "entry " + oci::Quoted(path) + ": " + why);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ Status CheckEntries(const std::vector<Entry>& entries) {
       // std::string compares as unsigned bytes, the order tar readers and our cache keys use.
       if (prev == e.path) return Invalid(e.path, "duplicate path");
       if (prev > e.path) {
-        return Invalid(e.path, "not sorted: comes after " + Quote(prev) +
+        return Invalid(e.path, "not sorted: comes after " + oci::Quoted(prev) +
                                    " (entries must be sorted by path in byte order)");
       }
     }
@@ -76,7 +76,7 @@ Status CheckEntries(const std::vector<Entry>& entries) {
         break;
       case EntryType::kHardlink:
         if (link_targets.count(e.link_target) == 0) {
-          return Invalid(e.path, "hardlink target " + Quote(e.link_target) +
+          return Invalid(e.path, "hardlink target " + oci::Quoted(e.link_target) +
                                      " is not an earlier file in this layer");
         }
         break;

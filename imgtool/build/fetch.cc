@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 #include "build/layer_cache.h"
 #include "fs/atomic_file.h"
 #include "oci/human_bytes.h"
 #include "ref/url.h"
+#include "remote/stall_watch.h"
 
 namespace imgtool::build {
 
@@ -26,6 +28,10 @@ struct Download {
   const FetchOptions* options = nullptr;
   std::string label;
   Clock::time_point last_report = Clock::now();
+  CURL* curl = nullptr;
+  long stall_s = 0;
+  std::optional<remote::StallWatch> stall;  // from the first moment the connection is there
+  bool stalled = false;
 };
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
@@ -44,8 +50,21 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   return len;
 }
 
+// The stall bound as the registry client keeps it (remote/stall_watch.h): `stall_s`
+// after the last bytes, not curl's own low-speed window.
+bool Stalled(Download& d, curl_off_t now) {
+  if (!d.stall) {
+    curl_off_t pretransfer = 0;
+    curl_easy_getinfo(d.curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+    if (pretransfer == 0) return false;
+    d.stall.emplace(std::chrono::seconds(d.stall_s), remote::kLowSpeedBytesPerSec);
+  }
+  return d.stalled = d.stall->Stalled(static_cast<uint64_t>(now), Clock::now());
+}
+
 int OnProgress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_t) {
   auto* d = static_cast<Download*>(user);
+  if (Stalled(*d, now)) return 1;  // CURLE_ABORTED_BY_CALLBACK
   if (!d->options->progress || Clock::now() - d->last_report < std::chrono::seconds(1)) return 0;
   d->last_report = Clock::now();
   std::string line = d->label + ": " + HumanBytes(static_cast<uint64_t>(now));
@@ -70,8 +89,8 @@ Status Get(const std::string& url, const remote::NetTimeouts& t, Download& d) {
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");  // a server never redirects to file://
   curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);              // the URL's credentials stay with its host
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, t.connect_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, remote::kLowSpeedBytesPerSec);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, t.stall_s);
+  d.curl = c;
+  d.stall_s = t.stall_s;
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(c, CURLOPT_USERAGENT, "imgtool/" IMGTOOL_VERSION);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
@@ -86,7 +105,11 @@ Status Get(const std::string& url, const remote::NetTimeouts& t, Download& d) {
   if (!d.failure.ok()) return d.failure;
   if (rc != CURLE_OK) {
     std::string why = message[0] ? message : curl_easy_strerror(rc);
-    if (rc == CURLE_OPERATION_TIMEDOUT) why += " ($IMGTOOL_CONNECT_TIMEOUT, $IMGTOOL_STALL_TIMEOUT)";
+    if (rc == CURLE_OPERATION_TIMEDOUT) why += " ($IMGTOOL_CONNECT_TIMEOUT)";
+    if (d.stalled) {
+      why = "stalled: less than " + std::to_string(remote::kLowSpeedBytesPerSec) + " bytes/s for " +
+            std::to_string(t.stall_s) + " s ($IMGTOOL_STALL_TIMEOUT)";
+    }
     ErrorKind kind = rc == CURLE_HTTP_RETURNED_ERROR && status == 404 ? ErrorKind::kNotFound : ErrorKind::kTransport;
     return MakeError(kind, d.label + ": " + why);
   }

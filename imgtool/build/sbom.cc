@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "fs/atomic_file.h"
@@ -45,21 +46,73 @@ std::string StanzaField(const std::string& stanza, const std::string& field) {
   return "";
 }
 
-// SPDXIDs allow only letters, digits, '.' and '-'. The readable part is sanitized, so a
-// short hash of the exact (kind, name, version) keeps "1:2" and "1.2" apart. `scope` (a
-// platform, in an index's document) keeps the same version for two platforms apart.
-std::string SpdxId(const PackageRecord& r, const std::string& scope) {
-  std::string readable = std::string(PackageKindName(r.kind)) + "-" + r.name + "-" + r.version;
-  std::string exact = std::string(PackageKindName(r.kind)) + '\0' + r.name + '\0' + r.version;
-  if (!scope.empty()) {
-    readable += "-" + scope;
-    exact += '\0' + scope;
+// SPDXIDs allow only letters, digits, '.' and '-', and must be unique in a document. The
+// elements' ids cannot meet by construction: "SPDXRef-DOCUMENT", "SPDXRef-index",
+// "SPDXRef-image" and "SPDXRef-image-<platform>" (PlatformId), and packages'
+// "SPDXRef-<kind>-..." (PackageIds), whose kinds are none of those words. Document()
+// checks it again before anything is written.
+
+// "SPDXRef-image-" + the platform, encoded injectively in SPDXID characters: letters and
+// digits as they are, '/' as '-', any other byte as '.' and two hex digits. So
+// linux/arm64/v8 and linux/arm64-v8 (once both "SPDXRef-image-linux-arm64-v8") are two
+// ids, and a platform of letters, digits and '/' keeps the id it always had.
+std::string PlatformId(const std::string& platform) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string id = "SPDXRef-image-";
+  for (unsigned char c : platform) {
+    if (std::isalnum(c)) {
+      id += static_cast<char>(c);
+    } else if (c == '/') {
+      id += '-';
+    } else {
+      id += '.';
+      id += kHex[c >> 4];
+      id += kHex[c & 15];
+    }
   }
-  for (char& c : readable) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
-  }
-  return "SPDXRef-" + readable + "-" + oci::Digest::Of(exact).hex().substr(0, 8);
+  return id;
 }
+
+// Package SPDXIDs: "SPDXRef-<kind>-<name>-<version>[-<scope>]-<hash>", the readable part
+// sanitized (other characters become '-') and the hash of the exact (kind, name,
+// version, scope), so "1:2" and "1.2" are two ids. `scope` (a platform, in an index's
+// document) keeps the same version for two platforms apart. The hash is 8 hex digits; the
+// ids of a document whose readable part and 8 digits meet (a collision, or one ground
+// on purpose) all get the whole 64, so every id stays unique and the others keep theirs.
+class PackageIds {
+ public:
+  void Add(const PackageRecord& r, const std::string& scope) {
+    Parts p = Split(r, scope);
+    exact_by_short_[p.readable + "-" + p.hash.substr(0, 8)].insert(p.exact);
+  }
+  std::string Id(const PackageRecord& r, const std::string& scope) const {
+    Parts p = Split(r, scope);
+    std::string short_id = p.readable + "-" + p.hash.substr(0, 8);
+    auto it = exact_by_short_.find(short_id);
+    bool shared = it != exact_by_short_.end() && it->second.size() > 1;
+    return "SPDXRef-" + (shared ? p.readable + "-" + p.hash : short_id);
+  }
+
+ private:
+  struct Parts {
+    std::string readable, exact, hash;
+  };
+  static Parts Split(const PackageRecord& r, const std::string& scope) {
+    Parts p;
+    p.readable = std::string(PackageKindName(r.kind)) + "-" + r.name + "-" + r.version;
+    p.exact = std::string(PackageKindName(r.kind)) + '\0' + r.name + '\0' + r.version;
+    if (!scope.empty()) {
+      p.readable += "-" + scope;
+      p.exact += '\0' + scope;
+    }
+    for (char& c : p.readable) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
+    }
+    p.hash = oci::Digest::Of(p.exact).hex();
+    return p;
+  }
+  std::map<std::string, std::set<std::string>> exact_by_short_;
+};
 
 bool IsUrl(const std::string& s) { return s.rfind("https://", 0) == 0 || s.rfind("http://", 0) == 0; }
 
@@ -158,7 +211,7 @@ Json ContainerPackage(const std::string& id, const std::string& name, const oci:
 // Each package, sorted, as a package that `owner` CONTAINS. Refuses two with the same
 // kind, name and version in one scope (they would share an SPDXID).
 Status AddPackages(const std::vector<PackageRecord>& records, const std::string& owner, const std::string& scope,
-                   Json& packages, Json& relationships) {
+                   const PackageIds& ids, Json& packages, Json& relationships) {
   std::vector<const PackageRecord*> sorted;
   for (const auto& p : records) sorted.push_back(&p);
   auto key = [](const PackageRecord* r) {
@@ -168,7 +221,7 @@ Status AddPackages(const std::vector<PackageRecord>& records, const std::string&
   std::sort(sorted.begin(), sorted.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
   std::map<std::string, const PackageRecord*> seen;
   for (const PackageRecord* r : sorted) {
-    std::string id = SpdxId(*r, scope);
+    std::string id = ids.Id(*r, scope);
     auto [it, fresh] = seen.emplace(id, r);
     if (!fresh) {
       return MakeError(ErrorKind::kInvalidInput, "SBOM: " + r->where + ": " + PackageKindName(r->kind) + " " + r->name +
@@ -180,10 +233,22 @@ Status AddPackages(const std::vector<PackageRecord>& records, const std::string&
   return Status::Ok();
 }
 
+// SPDX requires each SPDXID once per document: asserted over what is about to be written,
+// whatever built the ids.
+Status CheckUniqueIds(const Json& packages) {
+  std::set<std::string> seen = {"SPDXRef-DOCUMENT"};
+  for (const auto& p : packages) {
+    const std::string& id = p["SPDXID"].get_ref<const std::string&>();
+    if (!seen.insert(id).second) return MakeError(ErrorKind::kInternal, "SBOM: SPDXID " + id + " names two elements");
+  }
+  return Status::Ok();
+}
+
 // The document around its packages. A namespace per image (or index): two builds of one
 // image share it, any change moves it.
 Result<std::string> Document(const std::string& name, const oci::Digest& described, int64_t epoch,
                              const std::string& tool_version, Json packages, Json relationships) {
+  IMGTOOL_TRY(CheckUniqueIds(packages));
   Json doc = {
       {"spdxVersion", "SPDX-2.3"},
       {"dataLicense", "CC0-1.0"},
@@ -207,7 +272,9 @@ Result<std::string> SpdxJson(const SbomInput& in) {
   Json packages = Json::array({ContainerPackage(std::string(kImageId), name, in.manifest.digest,
                                                 OciPurl(name, in.manifest.digest))});
   Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", kImageId)});
-  IMGTOOL_TRY(AddPackages(in.packages, std::string(kImageId), "", packages, relationships));
+  PackageIds ids;
+  for (const auto& r : in.packages) ids.Add(r, "");
+  IMGTOOL_TRY(AddPackages(in.packages, std::string(kImageId), "", ids, packages, relationships));
   return Document(name, in.manifest.digest, in.epoch, in.tool_version, std::move(packages), std::move(relationships));
 }
 
@@ -217,16 +284,19 @@ Result<std::string> SpdxIndexJson(const SbomIndexInput& in) {
   const std::string index_id = "SPDXRef-index";
   Json packages = Json::array({ContainerPackage(index_id, name, in.index.digest, OciPurl(name, in.index.digest))});
   Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", index_id)});
+  PackageIds ids;
+  for (const auto& image : in.images) {
+    for (const auto& r : image.packages) ids.Add(r, oci::PlatformString(image.platform));
+  }
   for (const auto& image : in.images) {
     std::string platform = oci::PlatformString(image.platform);
-    std::string id = "SPDXRef-image-" + platform;
-    for (char& c : id) c = (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-';
+    std::string id = PlatformId(platform);
     std::string purl = OciPurl(name, image.manifest.digest) + "?arch=" + PurlEncode(image.platform.architecture);
     Json p = ContainerPackage(id, name, image.manifest.digest, purl);
     p["comment"] = "the " + platform + " image of the index";
     packages.push_back(std::move(p));
     relationships.push_back(Relationship(index_id, "CONTAINS", id));
-    IMGTOOL_TRY(AddPackages(image.packages, id, platform, packages, relationships));
+    IMGTOOL_TRY(AddPackages(image.packages, id, platform, ids, packages, relationships));
   }
   return Document(name, in.index.digest, in.epoch, in.tool_version, std::move(packages), std::move(relationships));
 }

@@ -7,6 +7,13 @@
 // kind, name and version), and the document is canonical JSON, so two builds from the
 // same inputs write the same bytes. No host paths, no UUIDs, no clock.
 //
+// SPDXIDs are unique by construction (SPDX requires it): an image's carries its platform
+// encoded injectively (linux/arm64/v8 -> SPDXRef-image-linux-arm64-v8, linux/arm64-v8 ->
+// SPDXRef-image-linux-arm64.2Dv8: letters, digits as they are, '/' as '-', any other
+// byte as '.' and two hex digits); a package's, a readable part and 8 hex digits of the
+// sha256 of its exact kind, name, version (and platform), all 64 where two of a document
+// would meet. Uniqueness is checked again before anything is written (kInternal).
+//
 // Not here: files inside packages (filesAnalyzed is false), licenses (NOASSERTION: the
 // packages' own metadata is not trusted to state them), a base image's packages.
 #pragma once

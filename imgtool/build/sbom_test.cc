@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <random>
 
 #include "fs/atomic_file.h"
@@ -125,6 +126,106 @@ TEST(Sbom, DocumentFields) {
   EXPECT_EQ(doc["relationships"][0]["relationshipType"], "DESCRIBES");
   EXPECT_EQ(doc["relationships"][1]["relatedSpdxElement"], id);
   EXPECT_EQ(doc["relationships"][1]["relationshipType"], "CONTAINS");
+}
+
+// The ids single-image documents have always had (the golden digests depend on them):
+// "SPDXRef-image", and a package's readable part plus 8 hex digits of its exact key.
+TEST(Sbom, PackageIdsAreTheReadablePartAndAShortHash) {
+  auto doc = *oci::ParseJson(*SpdxJson(Input()), "sbom");
+  EXPECT_EQ(doc["packages"][1]["SPDXID"],
+            "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(std::string("deb\0alpha\0" "1:2.3-4", 17)).hex().substr(0, 8));
+}
+
+SbomIndexInput IndexOf(const std::vector<oci::Platform>& platforms) {
+  SbomIndexInput in;
+  in.image_name = "trainer";
+  in.index = {std::string(oci::kMediaTypeIndex), oci::Digest::Of("index"), 5, {}, std::nullopt};
+  in.tool_version = "0.1.0";
+  for (const auto& p : platforms) {
+    SbomPlatformImage image;
+    image.platform = p;
+    image.manifest = {std::string(oci::kMediaTypeManifest), oci::Digest::Of(oci::PlatformString(p)), 8, {}, std::nullopt};
+    image.packages = {Deb("alpha", "1:2.3-4", p.architecture)};
+    in.images.push_back(image);
+  }
+  return in;
+}
+
+std::vector<std::string> Ids(const oci::Json& doc) {
+  std::vector<std::string> ids;
+  for (const auto& p : doc["packages"]) ids.push_back(p["SPDXID"]);
+  return ids;
+}
+
+bool AllUnique(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) == ids.end();
+}
+
+// Two platforms whose names differ only in punctuation once gave one SPDXID to two
+// images. The platform is encoded injectively; the usual ones keep their ids.
+TEST(Sbom, PlatformsThatDifferInPunctuationGetTwoIds) {
+  auto json = SpdxIndexJson(IndexOf({{"linux", "arm64", "v8"}, {"linux", "arm64-v8", ""}, {"linux", "amd64", ""},
+                                     {"linux", "arm64.v8", ""}, {"linux", "arm64_v8", ""}}));
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  auto doc = *oci::ParseJson(*json, "sbom");
+  auto ids = Ids(doc);
+  EXPECT_TRUE(AllUnique(ids)) << doc.dump(1);
+  EXPECT_EQ(ids[0], "SPDXRef-index");
+  EXPECT_EQ(ids[1], "SPDXRef-image-linux-arm64-v8");
+  EXPECT_EQ(ids[3], "SPDXRef-image-linux-arm64.2Dv8");
+  EXPECT_EQ(ids[5], "SPDXRef-image-linux-amd64");
+  EXPECT_EQ(ids[7], "SPDXRef-image-linux-arm64.2Ev8");
+  EXPECT_EQ(ids[9], "SPDXRef-image-linux-arm64.5Fv8");
+  // Each image CONTAINS its own package, by its own id.
+  std::map<std::string, int> contains;
+  for (const auto& r : doc["relationships"]) {
+    if (r["relationshipType"] == "CONTAINS") ++contains[r["spdxElementId"]];
+  }
+  for (size_t i = 1; i < ids.size(); i += 2) EXPECT_EQ(contains[ids[i]], 1) << ids[i];
+}
+
+// The exact key of a deb in a single-image document, as the id's hash covers it.
+std::string DebKey(const std::string& name, const std::string& version) {
+  return std::string("deb") + '\0' + name + '\0' + version;
+}
+
+// Two names that sanitize alike ('+', ':', '~' all read '-') and whose 8-digit hashes
+// meet: found by trying names until two collide (about 2^16 tries), as an attacker
+// choosing package names could. Both then carry the whole hash; a third keeps its id.
+TEST(Sbom, PackagesWhoseShortIdsCollideGetTheWholeHash) {
+  std::map<std::string, std::string> by_short;
+  std::string a, b;
+  const char kPunct[] = "+:~";
+  for (uint64_t i = 0; a.empty(); ++i) {
+    std::string name = "p";
+    for (uint64_t k = i; name.size() < 24; k /= 3) name += kPunct[k % 3];
+    std::string short_hash = oci::Digest::Of(DebKey(name, "1")).hex().substr(0, 8);
+    auto [it, fresh] = by_short.emplace(short_hash, name);
+    if (!fresh && it->second != name) a = it->second, b = name;
+  }
+  SbomInput in = Input();
+  in.packages.push_back(Deb(a, "1", "all"));
+  in.packages.push_back(Deb(b, "1", "all"));
+  auto json = SpdxJson(in);
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  auto doc = *oci::ParseJson(*json, "sbom");
+  auto ids = Ids(doc);
+  EXPECT_TRUE(AllUnique(ids));
+  const std::string readable = "SPDXRef-deb-p" + std::string(23, '-') + "-1-";
+  std::map<std::string, std::string> id_of;
+  for (const auto& p : doc["packages"]) id_of[p["name"]] = p["SPDXID"];
+  EXPECT_EQ(id_of[a], readable + oci::Digest::Of(DebKey(a, "1")).hex());
+  EXPECT_EQ(id_of[b], readable + oci::Digest::Of(DebKey(b, "1")).hex());
+  EXPECT_EQ(id_of["alpha"], "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(DebKey("alpha", "1:2.3-4")).hex().substr(0, 8));
+}
+
+// Uniqueness is asserted before anything is written, whatever built the ids.
+TEST(Sbom, ADuplicateIdIsRefused) {
+  auto json = SpdxIndexJson(IndexOf({{"linux", "amd64", ""}, {"linux", "amd64", ""}}));
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.error().kind, ErrorKind::kInternal);
+  EXPECT_EQ(json.error().message, "SBOM: SPDXID SPDXRef-image-linux-amd64 names two elements");
 }
 
 TEST(Sbom, SameBytesWhateverTheInputOrder) {

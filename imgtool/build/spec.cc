@@ -3,12 +3,15 @@
 #include <climits>
 #include <cstdlib>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "build/base_spec.h"
 #include "build/fetch.h"
 #include "build/spec_platforms.h"
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
+#include "oci/quote.h"
 #include "ref/url.h"
 #include "rootfs/users.h"
 
@@ -22,6 +25,13 @@ Error Bad(const std::string& where, const std::string& why) {
   return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
 }
 
+// "$.env.PATH", or "$.env."A B"" for a key that is not a plain name (quoted, escaped).
+std::string Member(const std::string& where, const std::string& key) {
+  bool plain = !key.empty() && key.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
+                                   std::string::npos;
+  return where + "." + (plain ? key : oci::Quoted(key));
+}
+
 // Refuses keys outside `allowed`, naming the first unknown one.
 Status OnlyKeys(const Json& j, const std::string& where, const std::set<std::string>& allowed) {
   if (!j.is_object()) return Bad(where, "want an object");
@@ -29,7 +39,7 @@ Status OnlyKeys(const Json& j, const std::string& where, const std::set<std::str
     if (!allowed.count(k)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Bad(where + "." + k, "unknown key (allowed: " + list + ")");
+      return Bad(Member(where, k), "unknown key (allowed: " + list + ")");
     }
   }
   return Status::Ok();
@@ -57,7 +67,7 @@ Result<std::map<std::string, std::string>> GetStringMap(const Json& j, const std
   if (!j.is_object()) return Bad(where, "want an object of strings");
   std::map<std::string, std::string> out;
   for (const auto& [k, v] : j.items()) {
-    if (!v.is_string()) return Bad(where + "." + k, "want a string");
+    if (!v.is_string()) return Bad(Member(where, k), "want a string");
     out[k] = v.get<std::string>();
   }
   return out;
@@ -78,10 +88,10 @@ Result<uint32_t> GetMode(const Json& j, const std::string& key, const std::strin
   if (!j[key].is_string()) return Bad(where + "." + key, "want an octal string such as \"0644\"");
   std::string s = j[key].get<std::string>();
   if (s.empty() || s.size() > 5 || s.find_first_not_of("01234567") != std::string::npos) {
-    return Bad(where + "." + key, "'" + s + "' is not an octal mode such as \"0644\"");
+    return Bad(where + "." + key, oci::Quoted(s, '\'') + " is not an octal mode such as \"0644\"");
   }
   uint32_t mode = static_cast<uint32_t>(std::strtoul(s.c_str(), nullptr, 8));
-  if (mode > 07777) return Bad(where + "." + key, "'" + s + "' has bits beyond 07777");
+  if (mode > 07777) return Bad(where + "." + key, oci::Quoted(s, '\'') + " has bits beyond 07777");
   return mode;
 }
 
@@ -92,7 +102,7 @@ Status GetOwner(const Json& j, const std::string& where, FileSpec& f) {
   auto colon = s.find(':');
   auto digits = [](const std::string& x) { return !x.empty() && x.size() < 10 && x.find_first_not_of("0123456789") == std::string::npos; };
   if (colon == std::string::npos || !digits(s.substr(0, colon)) || !digits(s.substr(colon + 1))) {
-    return Bad(where + ".owner", "'" + s + "' is not numeric \"UID:GID\"");
+    return Bad(where + ".owner", oci::Quoted(s, '\'') + " is not numeric \"UID:GID\"");
   }
   f.uid = static_cast<uint32_t>(std::stoul(s.substr(0, colon)));
   f.gid = static_cast<uint32_t>(std::stoul(s.substr(colon + 1)));
@@ -105,6 +115,35 @@ Status GetPlatformFilter(const Json& j, const std::string& where, std::vector<oc
   auto list = ParsePlatformList(j["platforms"], where + ".platforms");
   if (!list.ok()) return list.error();
   out = *list;
+  return Status::Ok();
+}
+
+// No string of a spec may hold a NUL byte, key or value: every one ends up as a path, a
+// name, an environment entry, an argument or a label, and the C strings these become would
+// be cut at the NUL (a dest "/x\0y" written as "/x"). Refused here, naming the JSON path,
+// before any field is read; so nothing is staged, fetched or written. Walked with an
+// explicit stack: a spec's nesting is the JSON reader's to bound, not this stack's.
+Status RefuseNulBytes(const Json& spec) {
+  const auto holds_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
+  const auto refuse = [](const std::string& where, const std::string& what) {
+    return Bad(where, what + " holds a NUL byte, which no path, name or environment entry can carry");
+  };
+  std::vector<std::pair<const Json*, std::string>> todo = {{&spec, "$"}};
+  while (!todo.empty()) {
+    auto [j, where] = todo.back();
+    todo.pop_back();
+    if (j->is_string() && holds_nul(j->get_ref<const std::string&>())) {
+      return refuse(where, oci::Quoted(j->get_ref<const std::string&>()));
+    }
+    if (j->is_array()) {
+      for (size_t i = 0; i < j->size(); ++i) todo.emplace_back(&(*j)[i], where + "[" + std::to_string(i) + "]");
+    }
+    if (!j->is_object()) continue;
+    for (auto it = j->begin(); it != j->end(); ++it) {
+      if (holds_nul(it.key())) return refuse(where, "the key " + oci::Quoted(it.key()));
+      todo.emplace_back(&it.value(), Member(where, it.key()));
+    }
+  }
   return Status::Ok();
 }
 
@@ -136,10 +175,10 @@ Result<FileSpec> ParseFile(const Json& j, const std::string& where) {
   f.src = *src;
   f.dest = *dest;
   if (f.src.empty()) return Bad(where + ".src", "must not be empty");
-  if (f.src[0] == '/') return Bad(where + ".src", "'" + f.src + "' must be relative to the layer root");
-  if (HasDotDot(f.src)) return Bad(where + ".src", "'" + f.src + "' escapes the layer root with '..'");
-  if (f.dest.empty() || f.dest[0] != '/') return Bad(where + ".dest", "'" + f.dest + "' must be an absolute path in the image");
-  if (HasDotDot(f.dest)) return Bad(where + ".dest", "'" + f.dest + "' must not contain '..'");
+  if (f.src[0] == '/') return Bad(where + ".src", oci::Quoted(f.src, '\'') + " must be relative to the layer root");
+  if (HasDotDot(f.src)) return Bad(where + ".src", oci::Quoted(f.src, '\'') + " escapes the layer root with '..'");
+  if (f.dest.empty() || f.dest[0] != '/') return Bad(where + ".dest", oci::Quoted(f.dest, '\'') + " must be an absolute path in the image");
+  if (HasDotDot(f.dest)) return Bad(where + ".dest", oci::Quoted(f.dest, '\'') + " must not contain '..'");
   if (j.contains("mode")) {
     auto m = GetMode(j, "mode", where);
     if (!m.ok()) return m.error();
@@ -169,15 +208,15 @@ Result<oci::Digest> GetSha256(const Json& j, const std::string& key, const std::
   if (!s.ok()) return s.error();
   std::string text = s->rfind("sha256:", 0) == 0 ? *s : "sha256:" + *s;
   auto d = oci::Digest::Parse(text);
-  if (!d.ok()) return Bad(where + "." + key, "'" + *s + "' is not a sha256 digest (64 hex digits)");
+  if (!d.ok()) return Bad(where + "." + key, oci::Quoted(*s, '\'') + " is not a sha256 digest (64 hex digits)");
   return *d;
 }
 
 Result<std::string> GetPrefix(const Json& j, const std::string& where) {
   auto p = GetString(j, "prefix", where, true);
   if (!p.ok()) return p.error();
-  if (p->empty() || (*p)[0] != '/') return Bad(where + ".prefix", "'" + *p + "' must be an absolute path in the image");
-  if (HasDotDot(*p)) return Bad(where + ".prefix", "'" + *p + "' must not contain '..'");
+  if (p->empty() || (*p)[0] != '/') return Bad(where + ".prefix", oci::Quoted(*p, '\'') + " must be an absolute path in the image");
+  if (HasDotDot(*p)) return Bad(where + ".prefix", oci::Quoted(*p, '\'') + " must not contain '..'");
   std::string rel = *p;
   while (!rel.empty() && rel.front() == '/') rel.erase(rel.begin());
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
@@ -316,7 +355,7 @@ Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
     auto name = GetString(j[i], "name", where, false);
     if (!name.ok()) return name.error();
     layer.name = name->empty() ? "layer" + std::to_string(i) : *name;
-    if (!names.insert(layer.name).second) return Bad(where + ".name", "'" + layer.name + "' is used by another layer");
+    if (!names.insert(layer.name).second) return Bad(where + ".name", oci::Quoted(layer.name, '\'') + " is used by another layer");
     auto root = GetString(j[i], "root", where, false);
     if (!root.ok()) return root.error();
     layer.root = root->empty() ? dir : Absolute(dir, *root);
@@ -343,7 +382,7 @@ Status ParseStack(const Json& j, Spec& spec) {
   if (!m.ok()) return m.error();
   for (const auto& [k, v] : *m) {
     if (v.empty() || v.find_first_not_of("0123456789.") != std::string::npos) {
-      return Bad("$.stack." + k, "'" + v + "' is not a version such as \"13.0.96\"");
+      return Bad(Member("$.stack", k), oci::Quoted(v, '\'') + " is not a version such as \"13.0.96\"");
     }
   }
   spec.stack = *m;
@@ -381,6 +420,7 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   spec.dir = dir;
   spec.digest = oci::Digest::Of(raw);
   auto ctx = [&](const Error& e) { return e.Context(name); };
+  if (auto s = RefuseNulBytes(j); !s.ok()) return ctx(s.error());
   Status st = OnlyKeys(j, "$", {"base", "platform", "platforms", "user", "compression", "layers", "env", "workdir",
                                 "entrypoint", "cmd", "labels", "stack"});
   if (!st.ok()) return ctx(st.error());
@@ -417,7 +457,7 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
     auto env = GetStringMap(j["env"], "$.env");
     if (!env.ok()) return ctx(env.error());
     for (const auto& [k, v] : *env) {
-      if (k.empty() || k.find('=') != std::string::npos) return ctx(Bad("$.env." + k, "not a valid variable name"));
+      if (k.empty() || k.find('=') != std::string::npos) return ctx(Bad(Member("$.env", k), "not a valid variable name"));
     }
     spec.env = *env;
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "build/base_spec.h"
 
 namespace imgtool::build {
@@ -62,6 +64,36 @@ TEST(Spec, ErrorsNameTheJsonPath) {
             "spec.json: $.stack.tensorrt: unknown key (allowed: cublas, cuda, cudnn, driver, nccl)");
   EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"compression":"lz4")")).rfind("spec.json: $.compression: ", 0), 0u);
   EXPECT_EQ(ErrorOf(SpecWith("[]", R"(,"env":{"A":1})")), "spec.json: $.env.A: want a string");
+}
+
+// A NUL in any string of a spec (a C string would cut it: dest "/x\0y" written as "/x")
+// is refused when the spec is parsed, naming the field: nothing is staged or written.
+TEST(Spec, NulBytesAreRefusedInEveryField) {
+  const std::string why = " holds a NUL byte, which no path, name or environment entry can carry";
+  const std::string file = R"([{"files":[{"src":"a","dest":"/x"}]}])";
+  const std::pair<std::string, std::string> cases[] = {
+      {SpecWith(R"([{"files":[{"src":"a","dest":"/x\u0000y"}]}])"),
+       R"($.layers[0].files[0].dest: "/x\x00y")"},
+      {SpecWith(R"([{"files":[{"src":"a\u0000/b","dest":"/x"}]}])"), R"($.layers[0].files[0].src: "a\x00/b")"},
+      {SpecWith(R"([{"name":"l\u0000","files":[{"src":"a","dest":"/x"}]}])"), R"($.layers[0].name: "l\x00")"},
+      {SpecWith(R"([{"root":"r\u0000","files":[{"src":"a","dest":"/x"}]}])"), R"($.layers[0].root: "r\x00")"},
+      {SpecWith(file, R"(,"env":{"A\u0000B":"1"})"), R"($.env: the key "A\x00B")"},
+      {SpecWith(file, R"(,"env":{"A":"1\u0000"})"), R"($.env.A: "1\x00")"},
+      {SpecWith(file, R"(,"labels":{"k":"v\u0000w"})"), R"($.labels.k: "v\x00w")"},
+      {SpecWith(file, R"(,"entrypoint":["/bin/x","\u0000"])"), R"($.entrypoint[1]: "\x00")"},
+      {SpecWith(file, R"(,"workdir":"/w\u0000")"), R"($.workdir: "/w\x00")"},
+      {SpecWith(file, R"(,"platforms":["linux/amd64\u0000"])"), R"($.platforms[0]: "linux/amd64\x00")"},
+      {SpecWith(R"([{"debs":[{"src":"x.deb","sha256":"00","name":"x\u0000","version":"1"}]}])"),
+       R"($.layers[0].debs[0].name: "x\x00")"},
+      {R"({"base":{"layout":"/l\u0000","digest":"sha256:00"},)" + std::string(kUser) + R"(,"layers":)" + file + "}",
+       R"($.base.layout: "/l\x00")"},
+  };
+  for (const auto& [raw, where] : cases) EXPECT_EQ(ErrorOf(raw), "spec.json: " + where + why) << raw;
+  // Other control characters are names a tar can carry; they are quoted where a message
+  // names them, never raw.
+  EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[{"src":"a","dest":"rel\n\u001b[2J"}]}])")),
+            R"(spec.json: $.layers[0].files[0].dest: 'rel\n\x1b[2J' must be an absolute path in the image)");
+  EXPECT_EQ(ErrorOf(SpecWith(file, R"(,"env":{"A\nB=":"1"})")), R"(spec.json: $.env."A\nB=": not a valid variable name)");
 }
 
 TEST(Spec, UserMustNotBeRoot) {

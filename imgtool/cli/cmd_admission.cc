@@ -62,7 +62,7 @@ int RunServe(const ServeFlags& f) {
     static std::mutex mu;
     so.log = [](const std::string& line) {
       std::lock_guard<std::mutex> lock(mu);
-      std::cerr << "admission: " << line << "\n";
+      PrintLine("admission: ", line);
     };
   }
   auto reg = ToRegistryOptions(f.remote);

@@ -108,7 +108,7 @@ int RunBuild(const BuildFlags& f) {
     if (!p.ok()) return Fail(p.error().Context("--platform"));
     o.platform = *p;
   }
-  if (!f.quiet) o.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
+  if (!f.quiet) o.progress = [](const std::string& line) { PrintLine("imgtool: ", line); };
   auto r = build::Build(o);
   if (!r.ok()) return Fail(r.error());
   if (f.json) {

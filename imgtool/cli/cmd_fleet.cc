@@ -92,7 +92,7 @@ Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
   fleet::ProbeTimings t;
   auto fp = fleet::Probe(o, &t);
   *probe_ms = t.total_ms;
-  for (const auto& n : t.notes) std::cerr << "imgtool: note: " << n << "\n";  // as imgtool probe says them
+  for (const auto& n : t.notes) PrintLine("imgtool: note: ", n);  // as imgtool probe says them
   if (!fp.ok()) return fp.error().Context("probing this node");
   return fp;
 }
@@ -100,7 +100,7 @@ Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
 int RunCheck(const CheckFlags& f) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   auto progress = [tty](const std::string& line) {
-    if (tty) std::cerr << "imgtool: fleet check: " << line << "\n";
+    if (tty) PrintLine("imgtool: fleet check: ", line);
   };
   if (!(f.timeout_s > 0) || f.timeout_s > 86400) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "--timeout " + Fixed(f.timeout_s, 3) + ": want 0 < S <= 86400"));
@@ -120,7 +120,7 @@ int RunCheck(const CheckFlags& f) {
   }
   if (tty) opts.progress = progress;
   // Said whether or not on a TTY: a peer dropped by the chief's store broke a limit.
-  opts.store_log = [](const std::string& line) { std::cerr << ("imgtool: fleet check: " + line + "\n"); };
+  opts.store_log = [](const std::string& line) { PrintLine("imgtool: fleet check: ", line); };
 
   double probe_ms = 0;
   auto mine = Mine(f, &probe_ms);

@@ -25,7 +25,7 @@ struct LockFlags {
 int RunLock(const LockFlags& f) {
   build::FetchOptions fetch;
   fetch.cache_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
-  if (!f.quiet) fetch.progress = [](const std::string& line) { std::cerr << "imgtool: " << line << "\n"; };
+  if (!f.quiet) fetch.progress = [](const std::string& line) { PrintLine("imgtool: ", line); };
   std::string out = f.output.empty() ? fs::DirName(f.spec) + "/" + build::LockFileName() : f.output;
   std::optional<oci::Platform> platform;
   if (!f.platform.empty()) {

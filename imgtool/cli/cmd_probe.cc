@@ -55,7 +55,7 @@ int RunProbe(const ProbeFlags& f) {
   fleet::ProbeTimings t;
   auto fp = fleet::Probe(o, &t);
   if (!fp.ok()) return Fail(fp.error());
-  for (const auto& n : t.notes) std::cerr << "imgtool: note: " << n << "\n";
+  for (const auto& n : t.notes) PrintLine("imgtool: note: ", n);
 
   std::string digest = fleet::FingerprintDigest(*fp, {});
   oci::Json doc = fleet::ToJson(*fp);

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "oci/quote.h"
+
 namespace imgtool::cli {
 
 namespace {
@@ -25,15 +27,19 @@ int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Usage errors read like every other error, and say where the usage is.
-    std::cerr << "imgtool: error: " << e.what() << "\n(see '" << VerbPath(app) << " --help')\n";
+    PrintLine("imgtool: error: ", std::string(e.what()) + "\n(see '" + VerbPath(app) + " --help')");
     return 2;
   }
   return run ? run() : 2;
 }
 
 int Fail(const Error& e) {
-  std::cerr << "imgtool: error: " << e.message << "\n";
+  PrintLine("imgtool: error: ", e.message);
   return ExitCodeFor(e.kind);
+}
+
+void PrintLine(const std::string& prefix, const std::string& line) {
+  std::cerr << (prefix + oci::Printable(line) + "\n") << std::flush;
 }
 
 void PrintJson(const oci::Json& j) { std::cout << j.dump(2) << "\n"; }

@@ -20,6 +20,11 @@ using Action = std::function<int()>;
 int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv);
 // Prints "imgtool: error: <message>" to stderr and returns the category's exit code.
 int Fail(const Error& e);
+// Writes `prefix` + `line` and a newline to stderr in one piece, the line escaped
+// (oci::Printable): a name from outside that a message quotes raw still cannot drive the
+// terminal. Every line the CLI prints for a person about outside data goes through here
+// or Fail.
+void PrintLine(const std::string& prefix, const std::string& line);
 // Pretty JSON on stdout (for people piping to jq; machines get the same keys).
 void PrintJson(const oci::Json& j);
 

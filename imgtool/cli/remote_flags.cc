@@ -48,7 +48,7 @@ remote::RegistryOptions ToRegistryOptions(const RemoteFlags& f) {
     static std::mutex mu;
     o.debug = [](const std::string& line) {
       std::lock_guard<std::mutex> lock(mu);
-      std::cerr << "debug: " << line << "\n";
+      PrintLine("debug: ", line);
     };
   }
   return o;

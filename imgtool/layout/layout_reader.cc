@@ -2,6 +2,7 @@
 
 #include "fs/safe_open.h"
 #include "oci/media_types.h"
+#include "oci/quote.h"
 
 namespace imgtool::layout {
 
@@ -33,7 +34,8 @@ Result<std::unique_ptr<oci::Reader>> LayoutStore::OpenBlob(const oci::Descriptor
   auto fd = fs::OpenRegularBeneath(dir_, "blobs/sha256/" + d.digest.hex());
   if (!fd.ok()) {
     if (fd.error().kind == ErrorKind::kNotFound) {
-      return MakeError(ErrorKind::kNotFound, name_ + ": blob " + d.digest.str() + " (" + d.media_type + "): missing");
+      return MakeError(ErrorKind::kNotFound,
+                       name_ + ": blob " + d.digest.str() + " (" + oci::Printable(d.media_type, false) + "): missing");
     }
     return fd.error().Context(name_ + ": blob " + d.digest.str());
   }
@@ -74,7 +76,7 @@ Result<oci::Descriptor> ResolveManifest(const std::string& dir, const std::strin
   for (const auto& d : ms) {
     if (RefName(d) == tag_or_digest || d.digest.str() == tag_or_digest) return d;
   }
-  return MakeError(ErrorKind::kNotFound, dir + ": no image tagged '" + tag_or_digest + "'");
+  return MakeError(ErrorKind::kNotFound, dir + ": no image tagged " + oci::Quoted(tag_or_digest, '\''));
 }
 
 Result<std::string> ReadVerifiedBlob(const std::string& dir, const oci::Descriptor& desc, int64_t max_bytes) {

@@ -13,6 +13,7 @@
 
 #include "fs/safe_open.h"
 #include "layout/layout_reader.h"
+#include "oci/quote.h"
 
 namespace imgtool::layout {
 
@@ -150,7 +151,8 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
     bool top = name == "index.json" || name == "oci-layout";
     if (type != AE_IFREG || (!blob && !top)) {
       return MakeError(ErrorKind::kInvalidInput,
-                       archive_path + ": entry '" + name + "' is not part of an OCI layout; refusing the archive");
+                       archive_path + ": entry " + oci::Quoted(name, '\'') +
+                           " is not part of an OCI layout; refusing the archive");
     }
     fs::AtomicFile f;
     IMGTOOL_TRY(f.Open(dest + "/" + name));

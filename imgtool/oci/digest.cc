@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "oci/quote.h"
+
 namespace imgtool::oci {
 
 namespace {
@@ -23,12 +25,12 @@ Result<Digest> Digest::Parse(std::string_view text) {
   constexpr std::string_view kPrefix = "sha256:";
   if (text.substr(0, kPrefix.size()) != kPrefix) {
     return MakeError(ErrorKind::kInvalidInput,
-                     "digest '" + std::string(text) + "': only sha256 digests are supported");
+                     "digest " + Quoted(text, '\'') + ": only sha256 digests are supported");
   }
   std::string_view hex = text.substr(kPrefix.size());
   if (hex.size() != 64 || !IsLowerHex(hex)) {
     return MakeError(ErrorKind::kInvalidInput,
-                     "digest '" + std::string(text) + "': want sha256: and 64 lowercase hex digits");
+                     "digest " + Quoted(text, '\'') + ": want sha256: and 64 lowercase hex digits");
   }
   Digest d;
   d.hex_ = std::string(hex);

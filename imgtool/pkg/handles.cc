@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "oci/quote.h"
+
 namespace imgtool::pkg::internal {
 
 Md5::Md5() : ctx_(EVP_MD_CTX_new()) {
@@ -28,7 +30,7 @@ std::string Md5::FinishHex() {
   return out;
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) { return oci::Quoted(s); }
 
 std::string ArchiveError(struct archive* a, const char* fallback) {
   const char* msg = archive_error_string(a);

@@ -40,7 +40,7 @@ class Md5 {
   std::unique_ptr<EVP_MD_CTX, CtxFree> ctx_;
 };
 
-std::string Quote(std::string_view s);  // "\"" + s + "\"", for messages
+std::string Quote(std::string_view s);  // oci::Quoted(s): "\"" + s + "\"", escaped, for messages
 
 // libarchive's last error for `a`, or `fallback`: a failed call does not always set one
 // (archive_error_string is then NULL, which must never reach a std::string).

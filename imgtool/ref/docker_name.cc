@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "oci/digest.h"
+#include "oci/quote.h"
 
 namespace imgtool::ref {
 
@@ -14,7 +15,7 @@ constexpr auto npos = std::string_view::npos;
 
 Error Why(const std::string& why) { return MakeError(ErrorKind::kInvalidInput, why); }
 
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string Quoted(std::string_view s) { return oci::Quoted(s, '\''); }
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "oci/quote.h"
 #include "ref/docker_name.h"
 
 namespace imgtool::ref {
@@ -10,7 +11,7 @@ namespace imgtool::ref {
 namespace {
 
 Error Bad(const std::string& text, const std::string& why) {
-  return MakeError(ErrorKind::kInvalidInput, "image reference '" + text + "': " + why);
+  return MakeError(ErrorKind::kInvalidInput, "image reference " + oci::Quoted(text, '\'') + ": " + why);
 }
 
 bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/quote.h"
 #include "ref/reference.h"
 
 namespace imgtool::ref {
@@ -59,7 +60,10 @@ TEST(ReferenceFuzz, AcceptedTextsRoundTripAndRefusalsSayWhat) {
     auto r = ParseReference(text);
     if (!r.ok()) {
       ASSERT_EQ(r.error().kind, ErrorKind::kInvalidInput) << text;
-      ASSERT_EQ(r.error().message.rfind("image reference '" + text + "': ", 0), 0u) << r.error().message;
+      // The text as it was, quoted and escaped (control characters never reach a message raw).
+      ASSERT_EQ(r.error().message.rfind("image reference " + oci::Quoted(text, '\'') + ": ", 0), 0u)
+          << r.error().message;
+      for (char c : r.error().message) ASSERT_FALSE(c >= 0 && c < 0x20) << r.error().message;
       continue;
     }
     ++accepted;

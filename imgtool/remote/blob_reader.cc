@@ -95,13 +95,13 @@ void RegistryBlobReader::Run() {
       done += n;
       return done < limit || (stopped = true, false);
     };
-    const uint64_t before = done;
     NetError net;
     auto resp = reg_->Do(req, {RepoScope(repo_, false)}, what, &net);
     if (stopped) return Finish(std::nullopt);
-    // A peer that stalled without sending a byte is stuck: asking again would multiply
-    // the stall bound. One that stalled mid-blob is resumed with Range, like a reset.
-    if (!resp.ok() && net.timed_out && !net.retryable && done == before) return Finish(resp.error());
+    // A stall ends the download, before the first byte or mid-blob: resuming it would
+    // start the stall bound over, so a peer that stalls again would hold us twice as long
+    // as $IMGTOOL_STALL_TIMEOUT says. A reset mid-blob is resumed with Range.
+    if (!resp.ok() && net.timed_out) return Finish(resp.error());
     if (resp.ok() && (resp->status == 200 || resp->status == 206)) {
       // A short body without a transport error is treated as a reset below; a complete
       // one (or a short one the checking reader will name) ends here.

@@ -3,6 +3,16 @@
 // size. This is how credential helpers run (cred_helper.h); callers keep secrets on
 // stdin, never in `args`, which other users can read in /proc.
 //
+// The program runs in a session of its own (so its own process group, and no
+// controlling terminal). When it exits, what it wrote is read and every process left in
+// its group is killed (SIGKILL): a background child that holds the pipes open neither
+// holds up the answer nor outlives the call. The group is also killed on a timeout, an
+// output over the cap, and any other way out of RunChild; and when imgtool itself is
+// ended by SIGINT, SIGTERM or SIGHUP while the program runs (a handler, installed on
+// first use where those signals have their default action, kills the groups and then
+// lets the signal end imgtool as before). A SIGKILL of imgtool cannot be answered; a
+// process that moves itself to another group or session (a daemon) is not followed.
+//
 // Not here: what the program means (the credential-helper protocol is cred_helper.h).
 #pragma once
 

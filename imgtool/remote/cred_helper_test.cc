@@ -4,11 +4,16 @@
 // temporary folder put first on $PATH.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 #include "fs/atomic_file.h"
 #include "remote/cred_helper.h"
@@ -133,12 +138,16 @@ TEST_F(CredHelperTest, ErrorsNameTheHelperAndTheRegistry) {
   EXPECT_EQ(e.message, "credentials for reg:5000 (credsStore in " + missing +
                            "): docker-credential-absent get: not found in $PATH");
 
-  Helper("fail", "echo 'keychain is locked'; exit 3");
+  Helper("fail", "echo 'keychain is locked' >&2; exit 3");
   std::string failing = Config(R"({"credHelpers":{"reg:5000":"fail"}})", "failing.json");
   e = LookupError("reg:5000", failing);
   EXPECT_EQ(e.kind, ErrorKind::kTransport);
   EXPECT_EQ(e.message, "credentials for reg:5000 (credHelpers in " + failing +
                            "): docker-credential-fail get: exit status 3: keychain is locked");
+  // The protocol's own failure messages are on stdout, where `get` answers: never shown.
+  Helper("fail", "echo 'keychain is locked'; exit 3");
+  EXPECT_EQ(LookupError("reg:5000", failing).message,
+            "credentials for reg:5000 (credHelpers in " + failing + "): docker-credential-fail get: exit status 3");
 
   Helper("garbled", R"(echo '{"Username":"u","Secret":"hunter2"')");
   std::string garbled = Config(R"({"credsStore":"garbled"})", "garbled.json");
@@ -150,10 +159,126 @@ TEST_F(CredHelperTest, ErrorsNameTheHelperAndTheRegistry) {
   std::string path = Config(R"({"credsStore":"../../bin/sh"})", "path.json");
   e = LookupError("reg:5000", path);
   EXPECT_EQ(e.kind, ErrorKind::kInvalidInput);
-  EXPECT_EQ(e.message, "credentials for reg:5000 (credsStore in " + path +
-                           R"(): credential helper "../../bin/sh": want letters, digits, '-', '_', '.')");
+  EXPECT_EQ(e.message, path + R"(: credsStore: credential helper "../../bin/sh": want 1 to 128 letters, digits, )"
+                              R"('-', '_' or '.')");
   std::string typed = Config(R"({"credHelpers":{"reg:5000":1}})", "typed.json");
-  EXPECT_EQ(LookupError("reg:5000", typed).message, typed + ": credHelpers.reg:5000: want a helper name");
+  EXPECT_EQ(LookupError("reg:5000", typed).message, typed + R"(: credHelpers."reg:5000": want a helper name)");
+}
+
+// A helper that prints its answer (the secret in it) and then fails: the secret is in no
+// message, wherever the helper put it.
+TEST_F(CredHelperTest, FailedHelperNeverEchoesTheSecret) {
+  const std::string answer = R"({"ServerURL":"reg:5000","Username":"u","Secret":"hunter2-secret"})";
+  Helper("leaky", "cat >/dev/null; echo '" + answer + "'; exit 1");
+  Helper("leakyerr", "cat >/dev/null; echo '" + answer + "' >&2; exit 1");
+  Helper("leakyboth", "cat >/dev/null; echo '" + answer + "'; echo 'token hunter2-secret expired' >&2; exit 1");
+  Helper("leakyjq", "cat >/dev/null; printf 'Secret: hunter2-secret {\n' >&2; exit 1");
+  const std::pair<const char*, const char*> cases[] = {
+      {"leaky", "docker-credential-leaky get: exit status 1"},
+      {"leakyerr", "docker-credential-leakyerr get: exit status 1: (its message is not shown: it may hold a secret)"},
+      {"leakyboth", "docker-credential-leakyboth get: exit status 1: token <redacted> expired"},
+      {"leakyjq", "docker-credential-leakyjq get: exit status 1: (its message is not shown: it may hold a secret)"},
+  };
+  for (const auto& [name, want] : cases) {
+    auto c = HelperGet(name, "reg:5000");
+    ASSERT_FALSE(c.ok()) << name;
+    EXPECT_EQ(c.error().kind, ErrorKind::kTransport);
+    EXPECT_EQ(c.error().message, want);
+    EXPECT_EQ(c.error().message.find("hunter2"), std::string::npos) << c.error().message;
+  }
+  // The same through the auth file, and for `erase`.
+  std::string config = Config(R"({"credsStore":"leaky"})");
+  EXPECT_EQ(LookupError("reg:5000", config).message.find("hunter2"), std::string::npos);
+  auto erased = HelperErase("leakyerr", "reg:5000");
+  ASSERT_FALSE(erased.ok());
+  EXPECT_EQ(erased.error().message.find("hunter2"), std::string::npos) << erased.error().message;
+}
+
+// Names from the auth file are checked before anything runs: a 5,000-character name is
+// the file's mistake (invalid input, its name cut short), not an internal error from
+// posix_spawn; control characters in one are escaped in the message.
+TEST_F(CredHelperTest, HelperNamesAreValidatedUpFront) {
+  std::string long_name(5000, 'a');
+  std::string config = Config(R"({"credsStore":")" + long_name + R"("})");
+  Error e = LookupError("reg:5000", config);
+  EXPECT_EQ(e.kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(e.message, config + ": credsStore: credential helper \"" + std::string(40, 'a') +
+                           "\"... (5000 characters): want 1 to 128 letters, digits, '-', '_' or '.'");
+  EXPECT_EQ(HelperGet(long_name, "reg:5000").error().kind, ErrorKind::kInvalidInput);
+  EXPECT_TRUE(ValidateHelperName(std::string(128, 'a')).ok());
+  EXPECT_FALSE(ValidateHelperName(std::string(129, 'a')).ok());
+  for (const char* bad : {"", "a/b", "../x", "a b", "pass\n", "x\x1b"}) EXPECT_FALSE(ValidateHelperName(bad).ok()) << bad;
+  EXPECT_TRUE(ValidateHelperName("desktop.exe").ok());
+
+  std::string escape = Config("{\"credHelpers\":{\"reg:5000\":\"x\\n\\u001b[31m\\r\\u0000\"}}");
+  e = LookupError("reg:5000", escape);
+  EXPECT_EQ(e.kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(e.message, escape + R"(: credHelpers."reg:5000": credential helper "x\n\x1b[31m\r\x00": want 1 to 128 )"
+                                R"(letters, digits, '-', '_' or '.')");
+  for (char c : e.message) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << e.message;
+}
+
+// Whether any process of process group `pgid` is alive (zombies are not). /proc files
+// say their size is 0: read them as streams.
+bool GroupAlive(pid_t pgid) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat) || stat.rfind(')') == std::string::npos) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after its ')'.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (pgrp == pgid && state != "Z" && state != "X") return true;
+  }
+  return false;
+}
+
+// A process sent SIGKILL runs no more code of its own but may take a moment to leave
+// (state R while the kernel tears it down): gone means gone within a generous while.
+bool GroupGone(pid_t pgid) {
+  for (int i = 0; i < 500 && GroupAlive(pgid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return !GroupAlive(pgid);
+}
+
+// A helper that leaves `sleep 300 &` behind, holding its stdout: the answer comes when
+// the helper exits (not at the timeout), and no process of its group is left alive.
+TEST_F(CredHelperTest, BackgroundChildDoesNotOutliveTheHelper) {
+  const std::string pgid_file = tmp_.path() + "/pgid";
+  Helper("bg", "cat >/dev/null; awk '{print $5}' /proc/$$/stat >" + pgid_file +
+                   "; sleep 300 &\necho '{\"Username\":\"u\",\"Secret\":\"p\"}'");
+  ::setenv("IMGTOOL_CREDENTIAL_HELPER_TIMEOUT", "20", 1);
+  EXPECT_TRUE(GroupAlive(::getpgrp())) << "GroupAlive does not see this test's own group";
+  auto c = HelperGet("bg", "reg:5000");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->password, "p");
+  auto pgid = fs::ReadSmallFile(pgid_file);
+  ASSERT_TRUE(pgid.ok());
+  pid_t group = static_cast<pid_t>(std::stol(*pgid));
+  EXPECT_NE(group, ::getpgrp()) << "the helper ran in imgtool's own group";
+  EXPECT_TRUE(GroupGone(group)) << "a process of the helper's group " << group << " is still alive";
+}
+
+// Killed at the timeout: the helper and everything it started.
+TEST_F(CredHelperTest, TimeoutKillsTheWholeGroup) {
+  const std::string pgid_file = tmp_.path() + "/pgid";
+  Helper("bghang", "awk '{print $5}' /proc/$$/stat >" + pgid_file + "; sleep 300 & sleep 300");
+  ::setenv("IMGTOOL_CREDENTIAL_HELPER_TIMEOUT", "1", 1);
+  auto c = HelperGet("bghang", "reg:5000");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "docker-credential-bghang get: no answer within 1 s (killed)");
+  pid_t group = static_cast<pid_t>(std::stol(*fs::ReadSmallFile(pgid_file)));
+  EXPECT_TRUE(GroupGone(group)) << "a process of the helper's group " << group << " is still alive";
+}
+
+// What a helper says on stderr is escaped: no terminal control reaches a message.
+TEST_F(CredHelperTest, HelperMessageIsEscaped) {
+  Helper("loud", "printf 'vault\\033[2J\\rsealed\\007' >&2; exit 2");
+  auto c = HelperGet("loud", "reg:5000");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, R"(docker-credential-loud get: exit status 2: vault\x1b[2J\rsealed\x07)");
 }
 
 TEST_F(CredHelperTest, HangingHelperIsKilledAtTheTimeout) {
@@ -219,13 +344,18 @@ TEST_F(CredHelperTest, StoreAndEraseSpeakTheProtocol) {
 
   Helper("gone", "echo 'credentials not found in native keychain'; exit 1");
   EXPECT_FALSE(*HelperErase("gone", "reg:5000"));
-  // A helper that echoes its input in the failure: the secret is cut out.
-  Helper("echoing", "echo \"cannot store $(cat)\" >&2; exit 1");
+  // A helper that repeats the secret it was given in its failure: the secret is cut out;
+  // one that echoes its whole input (JSON) is not quoted at all.
+  Helper("echoing", "cat >/dev/null; echo 'password s3cret refused for alice (s3cret)' >&2; exit 1");
   Status st = HelperStore("echoing", "reg:5000", Credentials{"alice", "s3cret"});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message,
-            "docker-credential-echoing store: exit status 1: cannot store "
-            "{\"Secret\":\"<redacted>\",\"ServerURL\":\"reg:5000\",\"Username\":\"alice\"}");
+            "docker-credential-echoing store: exit status 1: password <redacted> refused for alice (<redacted>)");
+  Helper("echoing", "echo \"cannot store $(cat)\" >&2; exit 1");
+  st = HelperStore("echoing", "reg:5000", Credentials{"alice", "s3cret"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "docker-credential-echoing store: exit status 1: (its message is not shown: it may hold a secret)");
 }
 
 }  // namespace

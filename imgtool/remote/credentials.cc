@@ -8,6 +8,7 @@
 
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
+#include "oci/quote.h"
 #include "remote/cred_helper.h"
 
 namespace imgtool::remote {
@@ -64,6 +65,19 @@ struct HelperChoice {
   std::string field;  // "credHelpers" or "credsStore", for messages
 };
 
+// The helper a file names, checked before anything runs: a name that cannot be a
+// program's (ValidateHelperName) is the file's mistake, kInvalidInput naming it. "" is
+// none (docker then uses the auths).
+Result<HelperChoice> Chosen(const oci::Json& value, const std::string& path, const std::string& where,
+                            const std::string& field) {
+  if (!value.is_string()) return MakeError(ErrorKind::kInvalidInput, path + ": " + where + ": want a helper name");
+  std::string name = value.get<std::string>();
+  if (name.empty()) return HelperChoice{};
+  Status valid = ValidateHelperName(name);
+  if (!valid.ok()) return valid.error().Context(path + ": " + where);
+  return HelperChoice{std::move(name), field};
+}
+
 // credHelpers keys: docker looks up its server name (ServerKey), containers/image the
 // host; we try both, then any key naming the host.
 Result<HelperChoice> HelperIn(const oci::Json& j, const std::string& path, const std::string& host) {
@@ -74,17 +88,11 @@ Result<HelperChoice> HelperIn(const oci::Json& j, const std::string& path, const
     for (auto k = helpers->begin(); it == helpers->end() && k != helpers->end(); ++k) {
       if (KeyNames(k.key(), host)) it = k;
     }
-    if (it != helpers->end() && !it->is_string()) {
-      return MakeError(ErrorKind::kInvalidInput, path + ": credHelpers." + it.key() + ": want a helper name");
-    }
-    if (it != helpers->end()) return HelperChoice{it->get<std::string>(), "credHelpers"};
+    if (it != helpers->end()) return Chosen(*it, path, "credHelpers." + oci::Quoted(it.key()), "credHelpers");
   }
   auto store = j.find("credsStore");
-  if (store != j.end() && !store->is_string()) {
-    return MakeError(ErrorKind::kInvalidInput, path + ": credsStore: want a helper name");
-  }
-  if (store == j.end() || store->get<std::string>().empty()) return HelperChoice{};
-  return HelperChoice{store->get<std::string>(), "credsStore"};
+  if (store == j.end()) return HelperChoice{};
+  return Chosen(*store, path, "credsStore", "credsStore");
 }
 
 Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std::string& path,
@@ -95,10 +103,10 @@ Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std
   std::string auth = oci::StringMember(entry, "auth");
   if (!auth.empty()) {
     auto decoded = Base64Decode(auth);
-    if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: invalid base64");
+    if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: invalid base64");
     auto colon = decoded->find(':');
     if (colon == std::string::npos) {
-      return MakeError(ErrorKind::kInvalidInput, path + ": auths." + key + ".auth: want base64 of USER:PASSWORD");
+      return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: want base64 of USER:PASSWORD");
     }
     c.username = decoded->substr(0, colon);
     c.password = decoded->substr(colon + 1);

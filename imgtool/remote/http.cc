@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "ref/url.h"
+#include "remote/stall_watch.h"
 
 namespace imgtool::remote {
 
@@ -50,7 +52,26 @@ struct Exchange {
   std::string read_error;  // the body reader's own error
   uint64_t body_length = 0;
   bool status_reported = false;
+  CURL* curl = nullptr;
+  std::optional<StallWatch> stall;  // from the first moment the connection is there
+  long stall_s = 0;
+  bool stalled = false;
 };
+
+// curl's progress callback: ends the exchange once StallWatch says it is stalled. The
+// watch starts when the request is about to be sent (connecting has its own bound).
+int OnProgress(void* user, curl_off_t, curl_off_t down, curl_off_t, curl_off_t up) {
+  auto* x = static_cast<Exchange*>(user);
+  if (!x->stall) {
+    curl_off_t pretransfer = 0;
+    curl_easy_getinfo(x->curl, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+    if (pretransfer == 0) return 0;
+    x->stall.emplace(std::chrono::seconds(x->stall_s), kLowSpeedBytesPerSec);
+  }
+  if (!x->stall->Stalled(static_cast<uint64_t>(down + up), StallWatch::Clock::now())) return 0;
+  x->stalled = true;
+  return 1;  // CURLE_ABORTED_BY_CALLBACK
+}
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* x = static_cast<Exchange*>(user);
@@ -137,16 +158,16 @@ Result<long> SecondsFromEnv(const char* name, long fallback) {
 bool IsSmall(const HttpRequest& req) { return !req.sink && !req.body_reader; }
 
 // Which bound a CURLE_OPERATION_TIMEDOUT hit, and the knob that sets it.
-std::string TimeoutMessage(CURL* c, const HttpRequest& req, const NetTimeouts& t) {
-  curl_off_t connected = 0, handshaken = 0, total = 0;
-  curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
-  curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &handshaken);
-  curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total);  // microseconds
-  bool tls = req.url.rfind("https://", 0) == 0;
-  if (connected == 0 || (tls && handshaken == 0)) {
+std::string TimeoutMessage(CURL* c, const HttpRequest& req, const NetTimeouts& t, bool stalled) {
+  // Microseconds. Connect and handshake times are 0 on a reused connection too: the
+  // request was about to be sent (pretransfer) once the connection was there.
+  curl_off_t pretransfer = 0, total = 0;
+  curl_easy_getinfo(c, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+  curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total);
+  if (pretransfer == 0 && !stalled) {
     return "no connection within " + std::to_string(t.connect_s) + " s ($IMGTOOL_CONNECT_TIMEOUT)";
   }
-  if (IsSmall(req) && total + 500000 >= static_cast<curl_off_t>(t.request_s) * 1000000) {
+  if (!stalled && IsSmall(req) && total + 500000 >= static_cast<curl_off_t>(t.request_s) * 1000000) {
     return "no complete answer within " + std::to_string(t.request_s) + " s ($IMGTOOL_REQUEST_TIMEOUT)";
   }
   return "stalled: less than " + std::to_string(kLowSpeedBytesPerSec) + " bytes/s for " + std::to_string(t.stall_s) +
@@ -190,11 +211,15 @@ HttpClient::~HttpClient() = default;
 
 namespace {
 
-void SetTransport(CURL* c, const TlsOptions& tls, const NetTimeouts& t, bool small) {
+void SetTransport(CURL* c, const TlsOptions& tls, const NetTimeouts& t, bool small, Exchange& x) {
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, t.connect_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, kLowSpeedBytesPerSec);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, t.stall_s);
+  // The stall bound is StallWatch's, not CURLOPT_LOW_SPEED_TIME (see stall_watch.h).
+  x.curl = c;
+  x.stall_s = t.stall_s;
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
   if (small) curl_easy_setopt(c, CURLOPT_TIMEOUT, t.request_s);
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -230,17 +255,16 @@ void SetMethod(CURL* c, const HttpRequest& req, Exchange& x) {
   }
 }
 
-NetError NetFailure(CURL* c, CURLcode rc, const HttpRequest& req, const NetTimeouts& t) {
+NetError NetFailure(CURL* c, CURLcode rc, const HttpRequest& req, const NetTimeouts& t, bool stalled) {
   NetError e;
   e.curl_code = rc;
-  e.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-  e.message = e.timed_out ? TimeoutMessage(c, req, t) : curl_easy_strerror(rc);
+  e.timed_out = rc == CURLE_OPERATION_TIMEDOUT || stalled;
+  e.message = e.timed_out ? TimeoutMessage(c, req, t, stalled) : curl_easy_strerror(rc);
   e.tls_protocol = rc == CURLE_SSL_CONNECT_ERROR;
   e.tls_verify = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM;
-  long new_connections = 0;
-  curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &new_connections);
+  // A timeout is never worth another try: the bound the user set is the whole wait.
   e.retryable = rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
-                rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE || (e.timed_out && new_connections == 0);
+                rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
   return e;
 }
 
@@ -270,7 +294,7 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-  SetTransport(c, tls_, timeouts_, IsSmall(req));
+  SetTransport(c, tls_, timeouts_, IsSmall(req), x);
   if (req.max_send_bytes_per_sec) {
     curl_easy_setopt(c, CURLOPT_MAX_SEND_SPEED_LARGE, static_cast<curl_off_t>(req.max_send_bytes_per_sec));
   }
@@ -291,7 +315,7 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
       return MakeError(ErrorKind::kTransport,
                        shown + ": response larger than " + std::to_string(req.max_body) + " bytes");
     }
-    NetError e = NetFailure(c, rc, req, timeouts_);
+    NetError e = NetFailure(c, rc, req, timeouts_, x.stalled);
     if (net) *net = e;
     if (debug_) debug_("< (" + e.message + ")");
     return MakeError(ErrorKind::kTransport, shown + ": " + e.message);

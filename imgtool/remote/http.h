@@ -83,9 +83,9 @@ struct NetError {
   bool tls_protocol = false;  // server does not speak TLS (plain HTTP on the port)
   bool tls_verify = false;    // certificate not trusted / wrong name
   bool timed_out = false;     // a NetTimeouts bound was reached
-  // Reset or refused: worth another try. A timeout only on a reused connection (a peer
-  // may drop an idle one silently); a fresh connection that stalls is a stuck peer, and
-  // asking it again would multiply the wait the user set.
+  // Reset or refused: worth another try. Never a timeout: a stalled exchange asked again
+  // (on a reused connection, or resumed mid-blob) would multiply the wait the user set,
+  // and the documented bound ($IMGTOOL_STALL_TIMEOUT, 60 s) would fire after twice that.
   bool retryable = false;
 };
 

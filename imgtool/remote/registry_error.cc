@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "oci/canonical_json.h"
+#include "oci/quote.h"
 
 namespace imgtool::remote {
 
@@ -55,7 +56,8 @@ std::string DescribeResponse(const HttpResponse& resp) {
       detail += code.empty() ? msg : (msg.empty() ? code : code + ": " + msg);
     }
   }
-  if (!detail.empty()) return out + " " + detail;
+  // The server's words, on one line and escaped: a registry cannot forge a line of ours.
+  if (!detail.empty()) return out + " " + oci::Printable(detail, false);
   const char* text = StatusText(resp.status);
   return *text ? out + " " + text : out;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "remote/blob_reader.h"
 #include "remote/fake_server.h"
 #include "remote/registry.h"
+#include "remote/upload.h"
 
 namespace imgtool::remote {
 namespace {
@@ -69,6 +71,68 @@ TEST(Timeouts, StalledBlobDownloadEndsAtTheStallBound) {
                                      "/v2/a/b/blobs/" + desc.digest.str() +
                                      ": stalled: less than 1024 bytes/s for 1 s ($IMGTOOL_STALL_TIMEOUT)");
   EXPECT_LT(took, 3.0) << "resumed a download that never started";
+}
+
+// A blob that stalls half-way is not resumed: resuming would start the stall bound over
+// (the documented 60 s once fired after 121 s). Counted, not timed: one GET.
+TEST(Timeouts, BlobStalledMidWayIsNotResumed) {
+  const std::string blob(4096, 'b');
+  std::atomic<int> gets{0};
+  FakeServer server([&](int fd, const std::string& line, const std::string&) {
+    if (line == "GET /v2/") return AnswerPingThenStall(server, fd, line);
+    ++gets;
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n" + blob.substr(0, 2048);
+    (void)!::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    server.HoldUntilClientLeaves(fd);
+  });
+  auto reg = Registry::Connect(server.host(), Short(1, 60));
+  ASSERT_TRUE(reg.ok()) << reg.error().message;
+  oci::Descriptor desc{"application/octet-stream", oci::Digest::Of(blob), 4096, {}, std::nullopt};
+  RegistryBlobReader reader(*reg, "a/b", desc);
+  char buf[8192];
+  Result<size_t> got = size_t{0};
+  size_t total = 0;
+  while ((got = reader.Read(buf, sizeof buf)).ok() && *got > 0) total += *got;
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(total, 2048u);
+  EXPECT_NE(got.error().message.find("stalled: less than 1024 bytes/s for 1 s ($IMGTOOL_STALL_TIMEOUT)"),
+            std::string::npos)
+      << got.error().message;
+  EXPECT_EQ(gets.load(), 1) << "the stalled download was asked again";
+}
+
+// A chunk of a chunked upload that stalls ends the upload: no session query, no resend.
+TEST(Timeouts, StalledUploadChunkIsNotSentAgain) {
+  std::atomic<int> patches{0}, others{0};
+  FakeServer server([&](int fd, const std::string& line, const std::string&) {
+    std::string reply;
+    if (line == "GET /v2/") {
+      reply = Reply(200, "{}");
+    } else if (line == "POST /v2/a/b/blobs/uploads/") {
+      reply = Reply(202, "", "Location: /v2/a/b/blobs/uploads/u1\r\n");
+    } else if (line.rfind("PATCH ", 0) == 0) {
+      ++patches;
+      return server.HoldUntilClientLeaves(fd);
+    } else {
+      ++others;
+      reply = Reply(404, "{}");
+    }
+    (void)!::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+  });
+  auto reg = Registry::Connect(server.host(), Short(1, 60));
+  ASSERT_TRUE(reg.ok()) << reg.error().message;
+  const std::string blob(40, 'u');
+  oci::Descriptor desc{"application/octet-stream", oci::Digest::Of(blob), 40, {}, std::nullopt};
+  UploadOptions up;
+  up.monolithic_max = 8;
+  up.chunk_size = 64;
+  oci::StringReader body(blob);
+  auto out = UploadBlob(**reg, "a/b", desc, body, up, nullptr);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("stalled: less than 1024 bytes/s for 1 s"), std::string::npos)
+      << out.error().message;
+  EXPECT_EQ(patches.load(), 1) << "the stalled chunk was sent again";
+  EXPECT_EQ(others.load(), 0) << "the registry was asked where a stalled upload stands";
 }
 
 // A server that sends a byte now and then keeps a connection alive without a stall of

@@ -192,9 +192,11 @@ Result<std::optional<UploadSession>> Resumable(Registry& reg, const std::string&
 }
 
 // PATCHes from session.offset to the end; an error leaves session at the last good chunk.
+// A transport failure is described in `net` (a stall: net->timed_out).
 Status SendChunks(Registry& reg, const std::string& repo, const oci::Descriptor& desc, HashingBody& body,
                   const UploadOptions& opts, const std::string& state_path, UploadSession& session,
-                  UploadOutcome& out, const std::string& what, const std::function<void(uint64_t done)>& progress) {
+                  UploadOutcome& out, const std::string& what, const std::function<void(uint64_t done)>& progress,
+                  NetError* net) {
   const uint64_t size = static_cast<uint64_t>(desc.size);
   IMGTOOL_TRY(body.CatchUp(session.offset));
   while (session.offset < size) {
@@ -212,7 +214,7 @@ Status SendChunks(Registry& reg, const std::string& repo, const oci::Descriptor&
     req.on_sent = [&](uint64_t n) {
       if (progress) progress(base + n);
     };
-    auto resp = reg.Do(req, {RepoScope(repo, true)}, what);
+    auto resp = reg.Do(req, {RepoScope(repo, true)}, what, net);
     if (!resp.ok()) return resp.error();
     if (resp->status != 202) return ErrorFromResponse(*resp, what);
     out.bytes_sent += len;
@@ -245,7 +247,8 @@ Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const o
       session = UploadSession{*loc, 0};
       if (!state_path.empty()) IMGTOOL_TRY(SaveUploadSession(state_path, *session));
     }
-    Status failed = SendChunks(reg, repo, desc, body, opts, state_path, *session, out, what, progress);
+    NetError net;
+    Status failed = SendChunks(reg, repo, desc, body, opts, state_path, *session, out, what, progress, &net);
     if (failed.ok()) {
       IMGTOOL_TRY(body.Check(desc, what));
       IMGTOOL_TRY(Finish(reg, repo, session->location, desc.digest, what, HttpRequest()));
@@ -254,7 +257,10 @@ Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const o
     }
     // A chunk that broke half-way leaves the registry at an offset its session token
     // no longer matches; ask where it stands, else start the blob over.
-    if (failed.error().kind == ErrorKind::kDenied || failed.error().kind == ErrorKind::kIntegrity || restarts >= 2) {
+    // A stalled chunk ends the upload: asking the registry where it stands, and sending
+    // again, would each start the stall bound over.
+    if (failed.error().kind == ErrorKind::kDenied || failed.error().kind == ErrorKind::kIntegrity || net.timed_out ||
+        restarts >= 2) {
       return failed.error();
     }
     auto now = QuerySession(reg, repo, *session, what);

@@ -1,6 +1,7 @@
 #include "rootfs/image_fs.h"
 
 #include "archive/layer.h"
+#include "oci/quote.h"
 #include "rootfs/names.h"
 #include "rootfs/tree.h"
 #include "rootfs/unpack.h"
@@ -25,10 +26,12 @@ struct internal::Views {
 
 namespace {
 
-// A name as it goes into a message: quoted, and cut short when absurdly long.
+// A name as it goes into a message: quoted (escaped), and cut short when absurdly long.
 std::string Quote(const std::string& name) {
   constexpr size_t kShown = 200;
-  return "\"" + (name.size() <= kShown ? name : name.substr(0, kShown) + "...") + "\"";
+  if (name.size() <= kShown) return oci::Quoted(name);
+  std::string q = oci::Quoted(name.substr(0, kShown));
+  return q.insert(q.size() - 1, "...");
 }
 
 // kNotFound from this library means one thing: nothing at that path. A layer blob that

@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.h"
 #include "core/sha256.h"
+#include "fs/safe_open.h"
 
 namespace trainer {
 namespace {
@@ -136,10 +137,15 @@ std::vector<int64_t> ListSteps(const std::string& dir) {
   return steps;
 }
 
-bool IsRegularOrGone(const std::string& path) {
-  std::error_code ec;
-  auto type = std::filesystem::status(path, ec).type();
-  return ec || type == std::filesystem::file_type::regular || type == std::filesystem::file_type::not_found;
+// Checkpoints are ~1.2 MB; anything near this is not one.
+constexpr uint64_t kMaxCheckpointBytes = 256u << 20;
+
+// The bytes of candidate `step`, read without following it: a folder, a FIFO (the open
+// never waits), a symlink, a device or a socket named like a checkpoint is refused by
+// the open itself (imgtool/fs/safe_open.h), as is one that cannot be read.
+Result<std::string> ReadCandidate(const std::string& dir, int64_t step) {
+  std::string path = CheckpointPath(dir, step);
+  return imgtool::fs::ReadRegularBeneath(dir, path.substr(dir.size() + 1), kMaxCheckpointBytes);
 }
 
 }  // namespace
@@ -226,20 +232,17 @@ Status WriteCheckpoint(const std::string& dir, const TrainState& s, const RunSha
   return Status::Ok();
 }
 
+// One rule for every candidate that cannot be read as a checkpoint (not a regular file,
+// unreadable, truncated, a checksum that fails): it is skipped, with its reason, for the
+// previous one. A file that reads as a checkpoint but not of this run is an error.
 Result<Restored> RestoreLatest(const std::string& dir, const RunShape& shape, uint64_t seed) {
   Restored r;
   for (int64_t step : ListSteps(dir)) {
     std::string path = CheckpointPath(dir, step);
-    auto bytes = ReadFile(path);  // never waits: a FIFO is refused at once
+    auto bytes = ReadCandidate(dir, step);
     if (!bytes.ok()) {
-      // A crash leaves a short or damaged file, never a FIFO, a folder or a device: one
-      // of those was put there, and resuming past it would only hide that.
-      if (!IsRegularOrGone(path)) {
-        return MakeError(ErrorKind::kInvalidInput,
-                         bytes.error().message + "; remove it or use a fresh --checkpoint-dir");
-      }
-      r.skipped.push_back(bytes.error().message);
-      continue;
+      if (bytes.error().kind != ErrorKind::kNotFound) r.skipped.push_back(bytes.error().message);
+      continue;  // not found: pruned by a writer since the listing
     }
     auto st = ParseCheckpoint(*bytes, shape, path);
     if (!st.ok()) {

@@ -61,10 +61,14 @@ struct Restored {
 };
 
 // The newest valid checkpoint in dir; path is empty when there is none (a fresh start).
-// Damaged files are skipped and listed, and an older one used; when every one is damaged
-// that is an error (kIntegrity), not a fresh start that would bury them. A checkpoint
-// that does not fit this run (ParseCheckpoint's kInvalidInput: seed, batch, shards, data,
-// lr, parameter count, positions) is an error too.
+// One rule for every candidate named like a checkpoint that cannot be read as one: not
+// a regular file (a folder, a FIFO, a symlink, a device, a socket: opened without
+// following or waiting, imgtool/fs/safe_open.h), unreadable, truncated or failing its
+// checksum, or holding another step than its name: it is skipped and listed with its
+// reason, and the previous one tried. When every one is skipped that is an error
+// (kIntegrity), not a fresh start that would bury them. A checkpoint that reads but does
+// not fit this run (ParseCheckpoint's kInvalidInput: seed, batch, shards, data, lr,
+// parameter count, positions) is an error too: resuming past it would train another run.
 Result<Restored> RestoreLatest(const std::string& dir, const RunShape& shape, uint64_t seed);
 
 }  // namespace trainer

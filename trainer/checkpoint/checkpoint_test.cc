@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -182,24 +184,100 @@ TEST(Checkpoint, NewestValidWinsAndOldOnesArePruned) {
   EXPECT_NE(wrong_seed.error().message.find("--seed 42, this run has --seed 7"), std::string::npos);
 }
 
-// A FIFO named like the newest checkpoint once hung the trainer in open(). A crash never
-// leaves one, so it is refused at once, naming it, rather than skipped or waited on.
-TEST(Checkpoint, FifoIsRefusedAtOnce) {
-  std::string dir = FreshDir("trainer_ckpt_fifo");
-  ASSERT_TRUE(WriteCheckpoint(dir, Make(10), kShape, 3).ok());
-  const std::string fifo = CheckpointPath(dir, 20);
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+// Every kind of candidate that cannot be read as a checkpoint gets one rule: skipped with
+// its reason, and the previous good one restored. A folder named like the newest once
+// stopped the trainer (exit 2) where a truncated file fell back; a FIFO once hung it in
+// open() (it is opened without waiting).
+class UnusableNewest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = FreshDir("trainer_ckpt_unusable");
+    ASSERT_TRUE(WriteCheckpoint(dir_, Make(10), kShape, 3).ok());
+    newest_ = CheckpointPath(dir_, 20);
+  }
+  // The newest (step 20) is skipped with `why` and step 10 restored.
+  void ExpectSkipped(const std::string& why) {
+    auto r = RestoreLatest(dir_, kShape, 42);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->state.step, 10);
+    EXPECT_EQ(r->path, CheckpointPath(dir_, 10));
+    ASSERT_EQ(r->skipped.size(), 1u);
+    EXPECT_EQ(r->skipped[0], newest_ + ": " + why);
+  }
+  std::string dir_, newest_;
+};
+
+const std::string kRefused = "; refused (only regular files inside it are read)";
+
+TEST_F(UnusableNewest, Folder) {
+  ASSERT_TRUE(std::filesystem::create_directory(newest_));
+  ExpectSkipped("is a folder" + kRefused);
+}
+
+TEST_F(UnusableNewest, Fifo) {
+  ASSERT_EQ(::mkfifo(newest_.c_str(), 0600), 0);
+  ExpectSkipped("is a FIFO" + kRefused);
+}
+
+// Even to a good checkpoint: what the folder holds is read, not what a link points at.
+TEST_F(UnusableNewest, Symlink) {
+  std::filesystem::create_symlink(CheckpointPath(dir_, 10), newest_);
+  ExpectSkipped("is a symlink" + kRefused);
+}
+
+TEST_F(UnusableNewest, Device) {
+  if (::mknod(newest_.c_str(), S_IFCHR | 0600, ::makedev(1, 3)) != 0) GTEST_SKIP() << "mknod needs CAP_MKNOD";
+  ExpectSkipped("is a device" + kRefused);
+}
+
+TEST_F(UnusableNewest, Truncated) {
+  ASSERT_TRUE(WriteFileAtomic(newest_, SerializeCheckpoint(Make(20), kShape).substr(0, 60)).ok());
+  ExpectSkipped("truncated (60 bytes)");
+}
+
+TEST_F(UnusableNewest, BadChecksum) {
+  std::string bytes = SerializeCheckpoint(Make(20), kShape);
+  bytes[90] ^= 1;
+  ASSERT_TRUE(WriteFileAtomic(newest_, bytes).ok());
+  ExpectSkipped("checksum mismatch");
+}
+
+TEST_F(UnusableNewest, Unreadable) {
+  ASSERT_TRUE(WriteFileAtomic(newest_, SerializeCheckpoint(Make(20), kShape)).ok());
+  ASSERT_EQ(::chmod(newest_.c_str(), 0), 0);
+  if (::access(newest_.c_str(), R_OK) == 0) GTEST_SKIP() << "root reads a file of mode 0";
+  auto r = RestoreLatest(dir_, kShape, 42);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->state.step, 10);
+  EXPECT_EQ(r->skipped, std::vector<std::string>{"opening " + newest_ + ": Permission denied"});
+}
+
+// A FIFO is skipped at once, not waited on: the run goes on from the previous checkpoint.
+TEST_F(UnusableNewest, FifoDoesNotWait) {
+  ASSERT_EQ(::mkfifo(newest_.c_str(), 0600), 0);
   auto start = std::chrono::steady_clock::now();
-  auto r = RestoreLatest(dir, kShape, 42);
+  auto r = RestoreLatest(dir_, kShape, 42);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
-  EXPECT_EQ(r.error().message,
-            "reading " + fifo + ": a FIFO, not a regular file; remove it or use a fresh --checkpoint-dir");
-  std::filesystem::remove(fifo);
-  r = RestoreLatest(dir, kShape, 42);
+  ASSERT_TRUE(r.ok());
+}
+
+// Several unusable ones, newest first, each listed; all of them unusable is an error.
+TEST_F(UnusableNewest, EveryKindAtOnceThenNothingLeft) {
+  ASSERT_TRUE(std::filesystem::create_directory(newest_));
+  ASSERT_EQ(::mkfifo(CheckpointPath(dir_, 30).c_str(), 0600), 0);
+  std::filesystem::create_symlink("/nonexistent", CheckpointPath(dir_, 40));
+  auto r = RestoreLatest(dir_, kShape, 42);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state.step, 10);
+  EXPECT_EQ(r->skipped, (std::vector<std::string>{CheckpointPath(dir_, 40) + ": is a symlink" + kRefused,
+                                                  CheckpointPath(dir_, 30) + ": is a FIFO" + kRefused,
+                                                  newest_ + ": is a folder" + kRefused}));
+  std::filesystem::resize_file(CheckpointPath(dir_, 10), 100);
+  r = RestoreLatest(dir_, kShape, 42);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kIntegrity);
+  EXPECT_NE(r.error().message.find(CheckpointPath(dir_, 10) + ": truncated (100 bytes)"), std::string::npos)
+      << r.error().message;
 }
 
 // A forged newest checkpoint is refused, not skipped for an older one.
