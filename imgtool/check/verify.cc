@@ -193,10 +193,13 @@ std::optional<std::string> SmallBlob(Walk& w, const oci::Descriptor& d, bool man
     read.complete = true;
     read.size = raw->size();
     read.sha256 = oci::Digest::Of(*raw);
-    w.report.blobs_checked++;
-    w.report.bytes_checked += raw->size();
   }
-  Merge(w.stored[d.digest], read);
+  StoredBlob& known = w.stored[d.digest];
+  if (read.complete && !known.complete) {  // read again for another use: counted once
+    w.report.blobs_checked++;
+    w.report.bytes_checked += read.size;
+  }
+  Merge(known, read);
   auto problems = Judge(w.stored[d.digest], {&d, nullptr});
   AddProblems(w.report, d.digest, problems);
   if (!raw.ok() || !problems.empty()) return std::nullopt;
@@ -206,7 +209,7 @@ std::optional<std::string> SmallBlob(Walk& w, const oci::Descriptor& d, bool man
 // What was already read about a small blob answers `d` with a problem: no need to read it.
 bool KnownBad(Walk& w, const oci::Descriptor& d) {
   auto it = w.stored.find(d.digest);
-  if (it == w.stored.end()) return false;
+  if (it == w.stored.end() || PlanRead(&it->second, {&d, nullptr})) return false;
   auto problems = Judge(it->second, {&d, nullptr});
   AddProblems(w.report, d.digest, problems);
   if (!problems.empty()) w.report.verdicts_reused++;

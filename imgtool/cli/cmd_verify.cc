@@ -181,6 +181,9 @@ int RunVerify(const VerifyFlags& f) {
       std::cout << " (" << report->diff_ids_known << " of " << report->diff_ids_known + report->layers_decompressed
                 << " diff_ids known from an earlier decompression; --full to inflate every layer)";
     }
+    if (report->verdicts_reused > 0) {
+      std::cout << " (" << report->verdicts_reused << " repeated descriptors judged by the first read of their blob)";
+    }
     std::cout << "\n";
   }
   if (!report->ok()) return ExitCodeFor(ErrorKind::kIntegrity);
