@@ -221,11 +221,18 @@ cat >elf/spec.json <<'JSON'
  "layers": [{"name": "bin", "files": [{"src": "hostile.bin", "dest": "/opt/hostile.bin", "mode": "0755"},
                                       {"src": "sane.bin", "dest": "/opt/sane.bin", "mode": "0755"}]}]}
 JSON
-strace -f -qq -y -s 0 -e trace=pread64 -o elf.trace "$IMGTOOL" build elf/spec.json -o "oci:$WORK/elfimg:v1" \
-  --record elf.build.json -q >/dev/null
+# strace (scripts/setup installs it) counts the bytes; where ptrace is not allowed the
+# unit test's counting reader (build/elf_toolchain_test.cc) is the only count.
+tracer=(strace -f -qq -y -s 0 -e trace=pread64 -o elf.trace)
+strace -f -qq -o /dev/null true 2>/dev/null || tracer=()
+"${tracer[@]}" "$IMGTOOL" build elf/spec.json -o "oci:$WORK/elfimg:v1" --record elf.build.json -q >/dev/null
 assert_eq "$(jq -c '[.inputs[] | {(.path): .toolchain}] | add' elf.build.json)" \
   '{"hostile.bin":["Cuda compilation tools, release 13.0, V13.0.88"],"sane.bin":["Cuda compilation tools, release 13.0, V13.0.88"]}' \
   "the hostile file's toolchain is the sane copy's"
+if [ ${#tracer[@]} = 0 ]; then
+  pass "ELF with 4,096 section headers over one 8 MiB: same toolchain as a sane copy (strace cannot trace here: bytes not counted)"
+  exit 0
+fi
 # Bytes pread64 returned per file (strace -y names the file; a call split by another
 # thread is "unfinished" on one line and "resumed" on another).
 read -r hostile sane < <(python3 - elf.trace <<'PY'
