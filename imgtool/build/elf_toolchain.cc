@@ -3,8 +3,11 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include "fs/safe_open.h"
 
@@ -20,18 +23,37 @@ constexpr size_t kMaxStrings = 16;
 constexpr size_t kMaxStringLength = 200;
 constexpr std::string_view kNvcc = "Cuda compilation tools, release ";
 
-// Exactly `n` bytes at `offset`, or nothing.
-std::optional<std::string> ReadExact(oci::Reader& file, uint64_t size, uint64_t offset, uint64_t n) {
-  if (offset > size || n > size - offset) return std::nullopt;
-  std::string out(n, '\0');
-  size_t done = 0;
-  while (done < n) {
-    auto got = file.ReadAt(offset + done, out.data() + done, n - done);
-    if (!got.ok() || *got == 0) return std::nullopt;
-    done += *got;
+// The file as this reader sees it: every read is charged to one budget of kReadsPerByte
+// times the file's size, whatever its headers say, so that no file costs more than a few
+// passes over it (4,096 section headers naming the same 8 MiB once read 32 GiB: > 100 s).
+// A real ELF file reads far less than its own size: its header, section table, names,
+// .comment and the head of .nv_fatbin, each once.
+class ElfFile {
+ public:
+  static constexpr uint64_t kReadsPerByte = 2;
+  ElfFile(oci::Reader& file, uint64_t size)
+      : file_(file), size_(size), budget_(size > UINT64_MAX / kReadsPerByte ? UINT64_MAX : kReadsPerByte * size) {}
+  uint64_t size() const { return size_; }
+
+  // Exactly `n` bytes at `offset`, or nothing (past the end, or past the budget).
+  std::optional<std::string> Read(uint64_t offset, uint64_t n) {
+    if (offset > size_ || n > size_ - offset || n > budget_) return std::nullopt;
+    budget_ -= n;
+    std::string out(n, '\0');
+    size_t done = 0;
+    while (done < n) {
+      auto got = file_.ReadAt(offset + done, out.data() + done, n - done);
+      if (!got.ok() || *got == 0) return std::nullopt;
+      done += *got;
+    }
+    return out;
   }
-  return out;
-}
+
+ private:
+  oci::Reader& file_;
+  uint64_t size_;
+  uint64_t budget_;
+};
 
 bool Printable(std::string_view s) {
   return !s.empty() && s.size() <= kMaxStringLength &&
@@ -51,8 +73,8 @@ struct Section {
 };
 
 // The section headers with their names; empty when the file is not a sane ELF64 LE file.
-std::vector<Section> Sections(oci::Reader& file, uint64_t size) {
-  auto head = ReadExact(file, size, 0, sizeof(Elf64_Ehdr));
+std::vector<Section> Sections(ElfFile& file) {
+  auto head = file.Read(0, sizeof(Elf64_Ehdr));
   if (!head) return {};
   Elf64_Ehdr eh;
   std::memcpy(&eh, head->data(), sizeof eh);
@@ -61,13 +83,13 @@ std::vector<Section> Sections(oci::Reader& file, uint64_t size) {
       eh.e_shnum > kMaxSections || eh.e_shstrndx >= eh.e_shnum) {
     return {};
   }
-  auto table = ReadExact(file, size, eh.e_shoff, uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr));
+  auto table = file.Read(eh.e_shoff, uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr));
   if (!table) return {};
   std::vector<Elf64_Shdr> headers(eh.e_shnum);
   std::memcpy(headers.data(), table->data(), table->size());
   const Elf64_Shdr& names_header = headers[eh.e_shstrndx];
   if (names_header.sh_type == SHT_NOBITS || names_header.sh_size > kMaxNames) return {};
-  auto names = ReadExact(file, size, names_header.sh_offset, names_header.sh_size);
+  auto names = file.Read(names_header.sh_offset, names_header.sh_size);
   if (!names) return {};
   std::vector<Section> out;
   for (const auto& h : headers) {
@@ -78,8 +100,8 @@ std::vector<Section> Sections(oci::Reader& file, uint64_t size) {
   return out;
 }
 
-void CommentStrings(oci::Reader& file, uint64_t size, const Section& s, std::vector<std::string>& out) {
-  auto bytes = ReadExact(file, size, s.offset, std::min(s.size, kMaxComment));
+void CommentStrings(ElfFile& file, const Section& s, std::vector<std::string>& out) {
+  auto bytes = file.Read(s.offset, std::min(s.size, kMaxComment));
   if (!bytes) return;
   size_t start = 0;
   while (start < bytes->size()) {
@@ -90,8 +112,8 @@ void CommentStrings(oci::Reader& file, uint64_t size, const Section& s, std::vec
   }
 }
 
-void NvccIdentity(oci::Reader& file, uint64_t size, const Section& s, std::vector<std::string>& out) {
-  auto bytes = ReadExact(file, size, s.offset, std::min(s.size, kFatbinScan));
+void NvccIdentity(ElfFile& file, const Section& s, std::vector<std::string>& out) {
+  auto bytes = file.Read(s.offset, std::min(s.size, kFatbinScan));
   if (!bytes) return;
   size_t at = bytes->find(kNvcc);
   if (at == std::string::npos) return;
@@ -102,10 +124,15 @@ void NvccIdentity(oci::Reader& file, uint64_t size, const Section& s, std::vecto
 }  // namespace
 
 std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size) {
+  ElfFile elf(file, size);
   std::vector<std::string> out;
-  for (const Section& s : Sections(file, size)) {
-    if (s.name == ".comment") CommentStrings(file, size, s, out);
-    if (s.name == ".nv_fatbin") NvccIdentity(file, size, s, out);
+  // Sections naming the same bytes are read once: the same strings would come out.
+  std::set<std::tuple<std::string, uint64_t, uint64_t>> read;
+  for (const Section& s : Sections(elf)) {
+    bool comment = s.name == ".comment", fatbin = s.name == ".nv_fatbin";
+    if ((!comment && !fatbin) || !read.emplace(s.name, s.offset, s.size).second) continue;
+    if (comment) CommentStrings(elf, s, out);
+    if (fatbin) NvccIdentity(elf, s, out);
   }
   return out;
 }

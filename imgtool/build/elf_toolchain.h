@@ -5,7 +5,9 @@
 // device code, nvcc's identification from its .nv_fatbin ("Cuda compilation tools,
 // release 13.0, V13.0.88"). Anything else (not ELF, 32-bit, big-endian, damaged) has no
 // toolchain: an empty list, never an error, since the file is an input like any other.
-// Every offset, size and count read from the file is bounded before it is used.
+// Every offset, size and count read from the file is bounded before it is used, and the
+// reads together are at most twice the file's size whatever its headers say (sections
+// naming the same bytes are read once; a budget covers overlapping ones).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@
 
 namespace imgtool::build {
 
-// `file` must support ReadAt; `size` is its length.
+// `file` must support ReadAt; `size` is its length. Reads at most 2 * size bytes of it.
 std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size);
 // The same for a file on disk (opened without waiting on a FIFO; a non-regular file has none).
 std::vector<std::string> ElfToolchainOf(const std::string& path);

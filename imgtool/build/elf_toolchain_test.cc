@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 
 namespace imgtool::build {
 
@@ -50,6 +51,52 @@ std::string MakeElf(const std::vector<std::pair<std::string, std::string>>& sect
 std::vector<std::string> Of(const std::string& bytes) {
   oci::StringReader r(bytes);
   return ElfToolchain(r, bytes.size());
+}
+
+// A file in memory that counts the bytes read from it.
+class CountingReader : public oci::Reader {
+ public:
+  explicit CountingReader(const std::string& bytes) : inner_(bytes) {}
+  Result<size_t> Read(void* buf, size_t n) override { return Count(inner_.Read(buf, n)); }
+  bool CanReadAt() const override { return true; }
+  Result<size_t> ReadAt(uint64_t offset, void* buf, size_t n) override { return Count(inner_.ReadAt(offset, buf, n)); }
+  uint64_t bytes = 0;
+
+ private:
+  Result<size_t> Count(Result<size_t> got) {
+    if (got.ok()) bytes += *got;
+    return got;
+  }
+  oci::StringReader inner_;
+};
+
+// `elf` with its section table rewritten: `n` headers (the null one, .shstrtab last),
+// every other one named `name` and pointing at [offset, offset + size(i)).
+std::string WithSections(const std::string& elf, uint16_t n, const std::string& name, uint64_t offset,
+                         const std::function<uint64_t(int)>& size) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, elf.data(), sizeof eh);
+  std::vector<Elf64_Shdr> headers(eh.e_shnum);
+  std::memcpy(headers.data(), elf.data() + eh.e_shoff, headers.size() * sizeof(Elf64_Shdr));
+  Elf64_Shdr strtab = headers.back();
+  // The name's offset in .shstrtab: find it among the names already there.
+  std::string names = elf.substr(strtab.sh_offset, strtab.sh_size);
+  uint32_t at = uint32_t(names.find(name + '\0'));
+  std::string out = elf.substr(0, eh.e_shoff);
+  std::vector<Elf64_Shdr> table(n);
+  std::memset(table.data(), 0, n * sizeof(Elf64_Shdr));
+  for (int i = 1; i + 1 < n; ++i) {
+    table[i].sh_name = at;
+    table[i].sh_type = SHT_PROGBITS;
+    table[i].sh_offset = offset;
+    table[i].sh_size = size(i);
+  }
+  table[n - 1] = strtab;
+  eh.e_shnum = n;
+  eh.e_shstrndx = uint16_t(n - 1);
+  std::memcpy(out.data(), &eh, sizeof eh);
+  out.append(reinterpret_cast<const char*>(table.data()), table.size() * sizeof(Elf64_Shdr));
+  return out;
 }
 
 const std::string kGcc = "GCC: (Debian 12.2.0-14+deb12u1) 12.2.0";
@@ -110,6 +157,31 @@ TEST(ElfToolchain, HostileHeadersAreBounded) {
   EXPECT_TRUE(Of(lying).empty());
   // Control characters in a comment are not a toolchain name.
   EXPECT_TRUE(Of(MakeElf({{".comment", std::string("GCC\x1b[31m") + '\0'}})).empty());
+}
+
+// Issue 24: 4,096 section headers naming the same 8 MiB (an 8.3 MB staged file) were each
+// read, 32 GiB in all. Identical sections are read once, and a budget of twice the file
+// bounds sections that overlap without being identical: the same answer either way.
+TEST(ElfToolchain, SectionsOverTheSameBytesAreReadAtMostTwiceOver) {
+  std::string fatbin(8 << 20, 'f');
+  fatbin.replace(1000, kNvcc.size() + 1, kNvcc + '\n');
+  const std::string elf = MakeElf({{".comment", kGcc + '\0'}, {".nv_fatbin", fatbin}});
+  const std::vector<std::string> want{kGcc, kNvcc};
+  ASSERT_EQ(Of(elf), want);
+  CountingReader plain(elf);
+  EXPECT_EQ(ElfToolchain(plain, elf.size()), want);
+  EXPECT_LE(plain.bytes, elf.size());  // a sane file: each part once
+
+  const uint64_t at = sizeof(Elf64_Ehdr) + kGcc.size() + 1;  // .nv_fatbin's offset
+  for (auto size : std::vector<std::function<uint64_t(int)>>{
+           [&](int) { return uint64_t(fatbin.size()); },        // all the same
+           [&](int i) { return uint64_t(fatbin.size()) - i; },  // overlapping, each other
+       }) {
+    std::string hostile = WithSections(elf, 4096, ".nv_fatbin", at, size);
+    CountingReader counted(hostile);
+    EXPECT_EQ(ElfToolchain(counted, hostile.size()), std::vector<std::string>{kNvcc});
+    EXPECT_LE(counted.bytes, 2 * hostile.size());
+  }
 }
 
 }  // namespace imgtool::build

@@ -6,6 +6,7 @@
 #include "check/diff.h"
 #include "check/verify.h"
 #include "fs/atomic_file.h"
+#include "oci/counting_store.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
 
@@ -190,6 +191,133 @@ TEST(Verify, ASourceThatNeverEndsIsCutAtTheDescriptorsSize) {
   EXPECT_NE(report->problems[0].what.find("more than the"), std::string::npos) << report->problems[0].what;
 }
 
+// An index of `n` entries, each naming `child` (the amplification of issue 24: each entry
+// once re-read the whole image).
+oci::Descriptor IndexOf(FakeStore& store, const oci::Descriptor& child, size_t n) {
+  oci::Index idx;
+  idx.manifests.assign(n, child);
+  return store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex);
+}
+
+uint64_t BytesOf(const FakeStore& store) {
+  uint64_t n = 0;
+  for (const auto& [d, bytes] : store.blobs) n += bytes.size();
+  return n;
+}
+
+TEST(Verify, EachUniqueBlobIsReadOnceHoweverManyEntriesNameIt) {
+  FakeStore store;
+  auto image = MakeImage(store, {"hello", "world"});
+  const uint64_t image_bytes = BytesOf(store);
+  auto top = IndexOf(store, image, 20000);
+  auto report = Verify(store, top);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->reads, 5u);  // index, manifest, config, two layers
+  EXPECT_EQ(report->bytes_read, image_bytes + static_cast<uint64_t>(top.size));
+  EXPECT_EQ(report->blobs_checked, 5);
+  EXPECT_EQ(report->manifests.size(), 2u);
+  EXPECT_EQ(report->verdicts_reused, 19999);
+
+  // A damaged layer: read once, and still every entry that names the image is named.
+  auto m = *oci::ParseManifest(store.blobs[image.digest], "m");
+  Flip(store, m.layers[1].digest);
+  report = Verify(store, top);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->reads, 5u);
+  EXPECT_EQ(report->bytes_read, image_bytes + static_cast<uint64_t>(top.size));
+  ASSERT_EQ(report->problems.size(), 20000u);
+  EXPECT_EQ(report->problems[0].blob, m.layers[1].digest.str());
+  for (size_t i = 1; i < report->problems.size(); ++i) {
+    ASSERT_EQ(report->problems[i].blob, image.digest.str());
+    ASSERT_NE(report->problems[i].what.find("manifests[" + std::to_string(i) + "] names it again: damaged"),
+              std::string::npos)
+        << report->problems[i].what;
+  }
+
+  // A missing manifest: asked for once, missing for every entry.
+  FakeStore gone = store;
+  gone.blobs.erase(image.digest);
+  report = Verify(gone, IndexOf(gone, image, 300));
+  ASSERT_EQ(report->problems.size(), 300u);
+  EXPECT_EQ(report->reads, 2u);
+  for (const auto& p : report->problems) EXPECT_EQ(p.what, "missing");
+}
+
+TEST(Verify, ADescriptorWithAnotherSizeIsJudgedByItsOwnClaimWithoutReadingAgain) {
+  FakeStore store;
+  auto image = MakeImage(store, {"hello"});
+  oci::Index idx;
+  idx.manifests = {image, image, image};
+  idx.manifests[1].size += 7;
+  auto top = store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex);
+  auto report = Verify(store, top);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->reads, 4u);
+  ASSERT_EQ(report->problems.size(), 1u);
+  EXPECT_EQ(report->problems[0].blob, image.digest.str());
+  EXPECT_EQ(report->problems[0].what,
+            "size " + std::to_string(image.size) + ", manifest says " + std::to_string(image.size + 7));
+
+  // Layers the same: two images naming one layer blob, the second with a lying size.
+  auto m = *oci::ParseManifest(store.blobs[image.digest], "m");
+  oci::Manifest liar = m;
+  liar.layers[0].size -= 3;
+  auto other = store.Add(*oci::SerializeManifest(liar), oci::kMediaTypeManifest);
+  oci::Index two;
+  two.manifests = {image, other};
+  report = Verify(store, store.Add(*oci::SerializeIndex(two), oci::kMediaTypeIndex));
+  ASSERT_EQ(report->problems.size(), 1u);
+  EXPECT_EQ(report->problems[0].blob, m.layers[0].digest.str());
+  EXPECT_EQ(report->problems[0].what,
+            "size " + std::to_string(m.layers[0].size) + ", manifest says " + std::to_string(liar.layers[0].size));
+  EXPECT_EQ(report->reads, 5u);  // index, two manifests, the config, the layer: once each
+}
+
+// Claims that grow by a byte each over a blob longer than all of them: each read goes at
+// least twice as far as the last, so the reads are few and the bytes a small multiple.
+TEST(Verify, GrowingSizeClaimsOverALongBlobCostFewReads) {
+  FakeStore store;
+  std::string blob(1 << 20, 'x');
+  auto layer = store.Add(blob, "application/octet-stream");
+  oci::Index idx;
+  for (int i = 0; i < 200; ++i) {
+    oci::Manifest m;
+    m.artifact_type = "application/x-test";
+    m.config = store.Add("{}", oci::kMediaTypeEmpty);
+    m.layers = {layer};
+    m.layers[0].size = 4096 + i;
+    idx.manifests.push_back(store.Add(*oci::SerializeManifest(m), oci::kMediaTypeManifest));
+  }
+  auto report = Verify(store, store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->problems.size(), 200u);
+  EXPECT_EQ(report->problems[0].what, "more than the 4096 bytes its descriptor names");
+  // 1 index + 200 manifests + 1 config + the layer at most twice.
+  EXPECT_LE(report->reads, 1u + 200u + 1u + 2u);
+  EXPECT_LT(report->bytes_read, 4 * 8192 + BytesOf(store) - blob.size());
+}
+
+TEST(Verify, ABlobNamedAsAnArtifactAndAsALayerIsInflatedOnce) {
+  FakeStore store;
+  auto image = MakeImage(store, {"hello"});
+  auto m = *oci::ParseManifest(store.blobs[image.digest], "m");
+  oci::Manifest artifact;
+  artifact.artifact_type = "application/x-test";
+  artifact.config = store.Add("{}", oci::kMediaTypeEmpty);
+  artifact.layers = {m.layers[0], m.layers[0]};
+  artifact.layers[0].media_type = "application/octet-stream";
+  artifact.layers[1].media_type = "application/octet-stream";
+  oci::Index idx;
+  idx.manifests = {store.Add(*oci::SerializeManifest(artifact), oci::kMediaTypeManifest), image};
+  auto report = Verify(store, store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->layers_decompressed, 1);
+  // index, two manifests, two configs; the layer raw for the artifact, inflated for the image.
+  EXPECT_EQ(report->reads, 7u);
+}
+
 TEST(Diff, NamesTheChangedFile) {
   auto store = std::make_shared<FakeStore>();
   auto a = ImageOf(store, MakeImage(*store, {"one"}));
@@ -207,6 +335,31 @@ TEST(Diff, NamesTheChangedFile) {
   EXPECT_EQ(d->layers[0].changes[0].path, "f.txt");
   EXPECT_EQ(d->layers[0].changes[0].field, "content");
   EXPECT_EQ(d->layers[0].changes[0].a, oci::Digest::Of("one").str());
+}
+
+// Issue 24: a layer blob named at many positions is listed once per diff.
+TEST(Diff, ALayerNamedAtManyPositionsIsListedOnce) {
+  auto store = std::make_shared<FakeStore>();
+  oci::Digest diff_id;
+  auto layer = store->Add(GzipLayer("same", diff_id), oci::kMediaTypeLayerGzip);
+  auto image = [&](const std::string& label) {
+    oci::Json cfg = oci::NewImageConfig("linux", "amd64");
+    cfg["config"]["Labels"] = {{"v", label}};
+    oci::Manifest m;
+    for (int i = 0; i < 100; ++i) {
+      // Distinct diff_ids (every position differs between the two images), one blob.
+      m.layers.push_back(layer);
+      oci::AppendLayerToConfig(cfg, oci::Digest::Of(label + std::to_string(i)), {"1970-01-01T00:00:00Z", "t", false});
+    }
+    m.config = store->Add(*oci::CanonicalJson(cfg), oci::kMediaTypeConfig);
+    return store->Add(*oci::SerializeManifest(m), oci::kMediaTypeManifest);
+  };
+  auto a = image("a"), b = image("b");
+  auto counted = std::make_shared<oci::CountingStore>(*store);
+  auto d = DiffImages(*oci::OpenNode(counted, a)->image, *oci::OpenNode(counted, b)->image);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->layers.size(), 100u);
+  EXPECT_EQ(counted->counts().reads, 2u * 2u + 1u);  // two manifests and configs, the layer once
 }
 
 }  // namespace imgtool::check

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "archive/layer.h"
 
@@ -84,6 +85,9 @@ Result<ImageDiff> DiffImages(const oci::Image& a, const oci::Image& b) {
   d.config = DiffConfigs(WithoutLayerFields(a.config()), WithoutLayerFields(b.config()));
   auto la = a.layers();
   auto lb = b.layers();
+  // Each layer blob is listed once, however many positions name it (with the same size:
+  // another size is read, and refused, on its own).
+  std::map<std::pair<oci::Digest, int64_t>, std::vector<archive::LayerFile>> listed_once;
   for (size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
     const oci::Layer* x = i < la.size() ? la[i].get() : nullptr;
     const oci::Layer* y = i < lb.size() ? lb[i].get() : nullptr;
@@ -95,9 +99,14 @@ Result<ImageDiff> DiffImages(const oci::Image& a, const oci::Image& b) {
     std::vector<archive::LayerFile> fa, fb;
     for (auto [layer, files] : {std::pair{x, &fa}, std::pair{y, &fb}}) {
       if (!layer) continue;
-      auto listed = archive::ListLayer(*layer);
-      if (!listed.ok()) return listed.error().Context("layer " + std::to_string(i + 1));
-      *files = std::move(*listed);
+      auto key = std::make_pair(layer->digest(), layer->size());
+      auto known = listed_once.find(key);
+      if (known == listed_once.end()) {
+        auto listed = archive::ListLayer(*layer);
+        if (!listed.ok()) return listed.error().Context("layer " + std::to_string(i + 1));
+        known = listed_once.emplace(key, std::move(*listed)).first;
+      }
+      *files = known->second;
     }
     ComparePaths(fa, fb, ld.changes);
     d.layers.push_back(std::move(ld));

@@ -6,10 +6,13 @@
 // one run names all damaged blobs. It reads through any backend's BlobStore, so a
 // registry's blobs are streamed and checked without being stored.
 //
-// Every blob is re-hashed on every run. A layer is decompressed unless this user's own
-// record already holds the diff_id of exactly these bytes (archive/known_diff_ids.h,
-// written by build and by earlier verifies); VerifyOptions::known left disabled
-// decompresses every layer.
+// Every blob is re-hashed on every run, and read once per run: however many descriptors
+// name a digest (an index naming one image 20,000 times), its bytes are read once and
+// each descriptor is judged against what was read (check/stored_blob.h), so the work
+// follows the unique content, and every entry that names a damaged blob is still named.
+// A layer is decompressed unless this user's own record already holds the diff_id of
+// exactly these bytes (archive/known_diff_ids.h, written by build and by earlier
+// verifies); VerifyOptions::known left disabled decompresses every layer.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +35,16 @@ struct Problem {
 struct VerifyReport {
   oci::Digest manifest;                // the top manifest or index
   std::string media_type;              // of the top manifest
-  std::vector<oci::Digest> manifests;  // every manifest checked, the top first
-  int blobs_checked = 0;
-  uint64_t bytes_checked = 0;
+  std::vector<oci::Digest> manifests;  // every manifest checked (each once), the top first
+  int blobs_checked = 0;               // blobs (manifests included) read to their end and hashed
+  uint64_t bytes_checked = 0;          // their bytes
   int layers_decompressed = 0;  // diff_id derived now
   int diff_ids_known = 0;       // diff_id from the record of an earlier decompression
+  int verdicts_reused = 0;      // descriptors judged by what an earlier read of their digest found
+  // What was asked of the store, counted beside it (oci/counting_store.h): every read,
+  // failed ones too, and every byte handed out.
+  uint64_t reads = 0;
+  uint64_t bytes_read = 0;
   std::vector<Problem> problems;
   bool ok() const { return problems.empty(); }
 };

@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,17 +116,16 @@ struct Target {
 };
 
 // Every entry of `parent`'s index and of the indexes inside it, each once, in index
-// order (cosign's --recursive). Digests cannot form a cycle, so the walk ends.
-Status AddEntries(const sign::SignatureStore& parent, std::vector<Target>& out) {
+// order (cosign's --recursive): an index naming one image 20,000 times signs it once.
+// Digests cannot form a cycle, so the walk ends.
+Status AddEntries(const sign::SignatureStore& parent, std::vector<Target>& out, std::set<oci::Digest>& seen) {
   if (!parent.node().index) return Status::Ok();
   for (const auto& e : parent.node().index->children()) {
-    bool seen = false;
-    for (const auto& t : out) seen = seen || t.store.image() == e.digest;
-    if (seen) continue;
+    if (!seen.insert(e.digest).second) continue;
     auto child = parent.For(e.digest);
     if (!child.ok()) return child.error().Context("--recursive: entry " + e.digest.Short());
     out.push_back({*child, e.platform ? oci::PlatformString(*e.platform) : "-"});
-    IMGTOOL_TRY(AddEntries(*child, out));
+    IMGTOOL_TRY(AddEntries(*child, out, seen));
   }
   return Status::Ok();
 }
@@ -134,7 +134,8 @@ Status AddEntries(const sign::SignatureStore& parent, std::vector<Target>& out) 
 Result<std::vector<Target>> Targets(const SignFlags& f, const sign::SignatureStore& top, const std::string& verb) {
   std::vector<Target> out{{top, ""}};
   if (f.recursive) {
-    IMGTOOL_TRY(AddEntries(top, out));
+    std::set<oci::Digest> seen{top.image()};
+    IMGTOOL_TRY(AddEntries(top, out, seen));
   } else if (top.node().index) {
     std::string done = Lower(verb);
     std::cerr << "note: " << f.ref << " is an index: only its own digest is " << done

@@ -127,6 +127,11 @@ oci::Json ManifestList(const check::VerifyReport& r) {
   return out;
 }
 
+// What was read from the source: each unique blob once, however many descriptors name it.
+oci::Json StatsJson(const check::VerifyReport& r) {
+  return {{"reads", r.reads}, {"bytesRead", r.bytes_read}, {"descriptorsReused", r.verdicts_reused}};
+}
+
 int RunVerify(const VerifyFlags& f) {
   auto ref = ref::ParseReference(f.ref);
   if (!ref.ok()) return Fail(ref.error());
@@ -159,6 +164,7 @@ int RunVerify(const VerifyFlags& f) {
                      {"bytesChecked", report->bytes_checked},
                      {"layersDecompressed", report->layers_decompressed},
                      {"diffIdsKnown", report->diff_ids_known},
+                     {"stats", StatsJson(*report)},
                      {"problems", problems}};
     if (sigs->signatures) out["signatures"] = VerdictJson(*sigs->signatures);
     if (sigs->attestations) out["attestations"] = VerdictJson(*sigs->attestations);
@@ -174,6 +180,9 @@ int RunVerify(const VerifyFlags& f) {
     if (report->diff_ids_known > 0) {
       std::cout << " (" << report->diff_ids_known << " of " << report->diff_ids_known + report->layers_decompressed
                 << " diff_ids known from an earlier decompression; --full to inflate every layer)";
+    }
+    if (report->verdicts_reused > 0) {
+      std::cout << " (" << report->verdicts_reused << " repeated descriptors judged by the first read of their blob)";
     }
     std::cout << "\n";
   }
@@ -196,9 +205,11 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "and sha256, media types, and each tar layer's diff_id against its decompressed\n"
                          "content (artifacts have none). Every problem is named; exit 4 if any. A registry's\n"
                          "blobs are streamed and checked, not stored.\n"
-                         "Every blob is re-hashed on every run. A layer is not decompressed again when this\n"
-                         "user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool, diff-ids/) recorded the diff_id\n"
-                         "of exactly those bytes when imgtool itself built or inflated them; --full inflates all.\n"
+                         "Every blob is re-hashed on every run, and read once however many descriptors name\n"
+                         "it (--json \"stats\": the reads and bytes asked of the source). A layer is not\n"
+                         "decompressed again when this user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool,\n"
+                         "diff-ids/) recorded the diff_id of exactly those bytes when imgtool itself built or\n"
+                         "inflated them; --full inflates all.\n"
                          "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
                          "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
                          "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"

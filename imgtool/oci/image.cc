@@ -1,6 +1,7 @@
 #include "oci/image.h"
 
 #include "oci/image_config.h"
+#include "oci/list_limit.h"
 #include "oci/media_types.h"
 
 namespace imgtool::oci {
@@ -114,6 +115,8 @@ struct NodeBuilder {
     idx->raw_manifest_ = std::move(raw);
     auto parsed = ParseIndex(idx->raw_manifest_, where);
     if (!parsed.ok()) return parsed.error();
+    // Every walk of an index reads each distinct child (copy, sign --recursive, policy).
+    IMGTOOL_TRY(CheckListLength(DistinctDigests(parsed->manifests), where, "distinct manifests"));
     idx->index_ = std::move(*parsed);
     return Node{d, nullptr, idx};
   }

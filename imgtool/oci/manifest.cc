@@ -1,5 +1,6 @@
 #include "oci/manifest.h"
 
+#include "oci/list_limit.h"
 #include "oci/media_types.h"
 
 #include <vector>
@@ -153,6 +154,8 @@ Result<Manifest> ParseManifest(std::string_view raw, const std::string& what) {
   if (!config.ok()) return config.error();
   m.config = *config;
   if (!j.contains("layers") || !j["layers"].is_array()) return Bad(what, "layers missing");
+  // Every reader applies or fetches each layer in turn (a rootfs view, a diff, a copy).
+  IMGTOOL_TRY(CheckListLength(j["layers"].size(), what + ": $.layers", "layers"));
   for (size_t i = 0; i < j["layers"].size(); ++i) {
     auto l = DescriptorFromJson(j["layers"][i], what + ": $.layers[" + std::to_string(i) + "]");
     if (!l.ok()) return l.error();

@@ -1,17 +1,23 @@
 #include "oci/repository.h"
 
-namespace imgtool::oci {
+#include <set>
 
-// A referrers index can list many artifacts; more than this is refused, not walked.
-constexpr size_t kMaxReferrers = 1000;
+#include "oci/list_limit.h"
+
+namespace imgtool::oci {
 
 std::string ReferrersTag(const Digest& subject) { return "sha256-" + subject.hex(); }
 
-std::vector<Descriptor> ReferrersOfType(const Index& index, const std::string& artifact_type) {
+Result<std::vector<Descriptor>> ReferrersOfType(const Index& index, const std::string& artifact_type,
+                                                const std::string& what) {
   std::vector<Descriptor> out;
+  std::set<Digest> seen;
   for (const Descriptor& d : index.manifests) {
-    if (artifact_type.empty() || d.artifact_type == artifact_type) out.push_back(d);
+    if (!artifact_type.empty() && d.artifact_type != artifact_type) continue;
+    if (seen.insert(d.digest).second) out.push_back(d);
   }
+  std::string entries = "referrers" + (artifact_type.empty() ? "" : " of type " + artifact_type);
+  IMGTOOL_TRY(CheckListLength(out.size(), what, entries));
   return out;
 }
 
@@ -25,11 +31,7 @@ Result<std::vector<Descriptor>> Repository::Referrers(const Digest& subject, con
   if (!node->is_index()) {
     return MakeError(ErrorKind::kInvalidInput, name() + ": " + tag + " is not an index (the referrers tag schema)");
   }
-  if (node->index->children().size() > kMaxReferrers) {
-    return MakeError(ErrorKind::kInvalidInput, name() + ": " + tag + " lists more than " +
-                                                   std::to_string(kMaxReferrers) + " referrers");
-  }
-  return ReferrersOfType(node->index->index(), artifact_type);
+  return ReferrersOfType(node->index->index(), artifact_type, name() + ": " + tag);
 }
 
 }  // namespace imgtool::oci

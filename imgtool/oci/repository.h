@@ -31,14 +31,18 @@ class Repository {
   // Every tag, sorted.
   virtual Result<std::vector<std::string>> Tags() const = 0;
   // The manifests about `subject` (OCI 1.1 referrers), only those of `artifact_type` when
-  // it is not empty; none is an empty list. The default reads the referrers tag schema (an
+  // it is not empty, each once and at most oci::kMaxListEntries (more is kInvalidInput);
+  // none is an empty list. The default reads the referrers tag schema (an
   // index at tag sha256-<hex>), which layouts and registries without the referrers API
   // use; a registry backend asks the API first.
   virtual Result<std::vector<Descriptor>> Referrers(const Digest& subject, const std::string& artifact_type) const;
 };
 
-// The referrers in an index (the API's answer or the tag schema's), by artifact type.
-std::vector<Descriptor> ReferrersOfType(const Index& index, const std::string& artifact_type);
+// The referrers in an index (the API's answer or the tag schema's) of `artifact_type` (any
+// when empty), each digest once: filtered before anything is fetched, then capped
+// (oci/list_limit.h: kInvalidInput naming `what` and the count when over).
+Result<std::vector<Descriptor>> ReferrersOfType(const Index& index, const std::string& artifact_type,
+                                                const std::string& what);
 // The tag the referrers tag schema uses for `subject`: "sha256-<hex>".
 std::string ReferrersTag(const Digest& subject);
 

@@ -1,5 +1,9 @@
 #include "policy/gather.h"
 
+#include <map>
+#include <optional>
+#include <tuple>
+
 #include "archive/layer.h"
 #include "oci/image_config.h"
 #include "rootfs/image_fs.h"
@@ -84,6 +88,34 @@ bool UnknownPlatform(const oci::Descriptor& d) {
   return d.platform && d.platform->os == "unknown" && d.platform->architecture == "unknown";
 }
 
+// An entry repeated as it was (digest, size, media type) is judged by the facts gathered
+// for the first: an index naming one image 64 times unpacks it once.
+using EntryKey = std::tuple<oci::Digest, int64_t, std::string>;
+struct Gathered {
+  std::optional<ImageFacts> facts;  // judged
+  std::string skipped;              // or skipped, why
+};
+
+Gathered GatherEntry(const std::string& reference, const oci::ImageIndex& index, const oci::Descriptor& e,
+                     const Policy& policy) {
+  auto node = index.Child(e);
+  if (node.ok() && node->image && node->image->is_artifact()) {
+    return {std::nullopt, "an artifact (" + node->image->artifact_type() + ")"};
+  }
+  ImageFacts f;
+  f.reference = reference;
+  f.digest = e.digest.str();
+  if (!node.ok()) {
+    f.opened = node.error();
+  } else if (!node->image) {
+    // Fail closed rather than recurse: judging it means judging its entries in turn.
+    f.opened = MakeError(ErrorKind::kInvalidInput, "an index inside the index is not judged");
+  } else {
+    GatherImage(*node->image, policy, f);
+  }
+  return {std::move(f), ""};
+}
+
 IndexFacts GatherIndex(const std::string& reference, const oci::ImageIndex& index, const Policy& policy) {
   IndexFacts out;
   const auto& entries = index.children();
@@ -93,6 +125,7 @@ IndexFacts GatherIndex(const std::string& reference, const oci::ImageIndex& inde
                                                 std::to_string(kMaxIndexEntries) + " are judged");
     return out;
   }
+  std::map<EntryKey, Gathered> gathered;
   for (const auto& e : entries) {
     std::string platform = e.platform ? oci::PlatformString(*e.platform) : "no platform";
     std::string entry = platform + " " + e.digest.Short() + ": ";
@@ -100,23 +133,14 @@ IndexFacts GatherIndex(const std::string& reference, const oci::ImageIndex& inde
       out.skipped.push_back(entry + "not a runnable platform (an attestation manifest)");
       continue;
     }
-    auto node = index.Child(e);
-    if (node.ok() && node->image && node->image->is_artifact()) {
-      out.skipped.push_back(entry + "an artifact (" + node->image->artifact_type() + ")");
+    EntryKey key{e.digest, e.size, e.media_type};
+    auto it = gathered.find(key);
+    if (it == gathered.end()) it = gathered.emplace(key, GatherEntry(reference, index, e, policy)).first;
+    if (!it->second.facts) {
+      out.skipped.push_back(entry + it->second.skipped);
       continue;
     }
-    ChildFacts c{platform, {}};
-    c.image.reference = reference;
-    c.image.digest = e.digest.str();
-    if (!node.ok()) {
-      c.image.opened = node.error();
-    } else if (!node->image) {
-      // Fail closed rather than recurse: judging it means judging its entries in turn.
-      c.image.opened = MakeError(ErrorKind::kInvalidInput, "an index inside the index is not judged");
-    } else {
-      GatherImage(*node->image, policy, c.image);
-    }
-    out.images.push_back(std::move(c));
+    out.images.push_back({platform, *it->second.facts});
   }
   return out;
 }

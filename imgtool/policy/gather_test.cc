@@ -2,6 +2,7 @@
 // skipped and why, the bound on entries, and the signature asked for once, of the index.
 #include <gtest/gtest.h>
 
+#include "oci/counting_store.h"
 #include "oci/media_types.h"
 #include "oci/memory_store.h"
 #include "policy/evaluate.h"
@@ -96,6 +97,28 @@ TEST_F(GatherIndex, MoreEntriesThanTheBoundAreNotOpened) {
   EXPECT_EQ(f.index->bounded.error().message, "the index has 65 entries; at most 64 are judged");
   EXPECT_TRUE(f.index->images.empty());
   EXPECT_EQ(asked_.size(), 1u);
+}
+
+// Issue 24: entries that repeat one another (digest, size, media type) are judged by the
+// facts gathered once: the image is read once, and each entry still judged by its platform.
+TEST_F(GatherIndex, AnImageNamedByEveryEntryIsGatheredOnce) {
+  oci::Descriptor image = AddImage("amd64", "0");
+  std::vector<oci::Descriptor> entries(kMaxIndexEntries, image);
+  entries[0].platform = oci::Platform{"linux", "arm64", ""};
+  auto index = Index(entries);
+  ASSERT_TRUE(index.ok());
+  auto counted = std::make_shared<oci::CountingStore>(*store_);
+  ReferenceFacts f = Gather(oci::OpenNode(counted, index->descriptor));
+  ASSERT_TRUE(f.index.has_value());
+  EXPECT_EQ(counted->counts().reads, 3u);  // the index, the manifest, the config
+  ASSERT_EQ(f.index->images.size(), kMaxIndexEntries);
+  EXPECT_EQ(f.index->images[0].platform, "linux/arm64");
+  EXPECT_EQ(f.index->images[1].platform, "linux/amd64");
+  Policy non_root;
+  non_root.non_root = true;
+  auto d = Evaluate(non_root, f);
+  EXPECT_FALSE(d.pass);
+  EXPECT_NE(d.rules[0].reason.find("linux/arm64 " + image.digest.Short()), std::string::npos) << d.rules[0].reason;
 }
 
 TEST_F(GatherIndex, NestedIndexOrMissingImageFailsClosed) {

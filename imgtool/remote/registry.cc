@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fs/atomic_file.h"
+#include "oci/list_limit.h"
 #include "ref/docker_name.h"
 #include "ref/url.h"
 #include "remote/registry_error.h"
@@ -266,7 +267,9 @@ Status Registry::PutManifest(const std::string& repo, const std::string& ref, co
 Result<std::vector<std::string>> Registry::ListTags(const std::string& repo) {
   std::vector<std::string> tags;
   std::string url = base_url() + "/v2/" + repo + "/tags/list";
-  for (int page = 0; page < 1000 && !url.empty(); ++page) {
+  for (size_t page = 0; !url.empty(); ++page) {
+    // The registry's Link headers decide how many pages there are: capped, not cut short.
+    IMGTOOL_TRY(oci::CheckListLength(page + 1, "listing tags of " + host_ + "/" + repo, "pages"));
     HttpRequest req;
     req.url = url;
     auto resp = Do(req, {RepoScope(repo, false)}, "listing tags of " + host_ + "/" + repo);

@@ -41,7 +41,8 @@ Result<std::vector<oci::Descriptor>> RemoteRepository::Referrers(const oci::Dige
   auto index = reg_->Referrers(repo_, subject, artifact_type);
   if (!index.ok()) return index.error();
   if (!index->has_value()) return oci::Repository::Referrers(subject, artifact_type);
-  return oci::ReferrersOfType(**index, artifact_type);
+  // Registries may ignore the artifactType filter (it is optional): filtered here again.
+  return oci::ReferrersOfType(**index, artifact_type, name() + ": referrers of " + subject.Short());
 }
 
 RegistrySink::RegistrySink(std::shared_ptr<Registry> reg, std::string repo, UploadOptions upload)

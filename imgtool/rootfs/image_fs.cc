@@ -1,5 +1,8 @@
 #include "rootfs/image_fs.h"
 
+#include <map>
+#include <utility>
+
 #include "archive/layer.h"
 #include "oci/quote.h"
 #include "rootfs/names.h"
@@ -50,15 +53,51 @@ void RecordSetuid(internal::Views& s, const oci::Layer& layer, const archive::Ta
   s.setuid.push_back({layer.digest().str(), internal::Join(c), h.mode});
 }
 
+// The headers of blobs the image names at more than one position (same digest and size),
+// kept from their first scan: a manifest naming one blob 1,000 times reads it once, and
+// each position is still applied in its turn.
+struct Replay {
+  bool complete = false;
+  std::vector<archive::TarHeader> headers;
+};
+using Replays = std::map<std::pair<oci::Digest, int64_t>, Replay>;
+
+Replays RepeatedLayers(const std::vector<std::shared_ptr<const oci::Layer>>& layers) {
+  std::map<std::pair<oci::Digest, int64_t>, int> uses;
+  for (const auto& l : layers) uses[{l->digest(), l->size()}]++;
+  Replays out;
+  for (const auto& [key, n] : uses) {
+    if (n > 1) out[key];
+  }
+  return out;
+}
+
+// Every header of `layer` to `visit`: from the blob, or from its first scan.
+Status ScanOnce(const oci::Layer& layer, Replays& replays,
+                const std::function<Status(const archive::TarHeader&)>& visit) {
+  auto replay = replays.find({layer.digest(), layer.size()});
+  if (replay == replays.end()) return archive::ScanLayer(layer, visit);
+  if (replay->second.complete) {
+    for (const auto& h : replay->second.headers) IMGTOOL_TRY(visit(h));
+    return Status::Ok();
+  }
+  IMGTOOL_TRY(archive::ScanLayer(layer, [&](const archive::TarHeader& h) {
+    replay->second.headers.push_back(h);
+    return visit(h);
+  }));
+  replay->second.complete = true;
+  return Status::Ok();
+}
+
 // One layer onto both views: onto the merged tree directly, and into a tree of its own
 // that is then stacked onto the overlay view.
-Status ApplyLayer(internal::Views& s, uint32_t index, uint64_t& total) {
+Status ApplyLayer(internal::Views& s, uint32_t index, uint64_t& total, Replays& replays) {
   const oci::Layer& layer = *s.layers[index];
   const std::string where = "layer " + layer.digest().str();
   auto own = Node::Dir();
   internal::LayerApplier overlay(own.get(), /*alone=*/true, index, s.limits.max_path);
   internal::LayerApplier merged(s.merged.get(), /*alone=*/false, index, s.limits.max_path);
-  Status scanned = archive::ScanLayer(layer, [&](const archive::TarHeader& h) -> Status {
+  Status scanned = ScanOnce(layer, replays, [&](const archive::TarHeader& h) -> Status {
     if (++total > s.limits.max_entries) {
       return MakeError(ErrorKind::kInvalidInput, where + ": more than " + std::to_string(s.limits.max_entries) +
                                                      " entries in the image's layers");
@@ -173,7 +212,8 @@ Result<ImageFs> ImageFs::Build(std::vector<std::shared_ptr<const oci::Layer>> la
   s->layers = std::move(layers);
   s->limits = limits;
   uint64_t total = 0;
-  for (uint32_t i = 0; i < s->layers.size(); ++i) IMGTOOL_TRY(ApplyLayer(*s, i, total));
+  Replays replays = RepeatedLayers(s->layers);
+  for (uint32_t i = 0; i < s->layers.size(); ++i) IMGTOOL_TRY(ApplyLayer(*s, i, total, replays));
   return ImageFs(std::move(s));
 }
 

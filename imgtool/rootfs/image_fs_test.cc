@@ -5,6 +5,7 @@
 
 #include "archive/layer.h"
 #include "fs/atomic_file.h"
+#include "oci/counting_store.h"
 #include "oci/image_config.h"
 #include "rootfs/image_fs.h"
 #include "rootfs/test_tar.h"
@@ -208,6 +209,32 @@ TEST(ImageFs, DamagedLayerIsAnIntegrityError) {
   EXPECT_EQ(fs.error().kind, ErrorKind::kIntegrity);
   EXPECT_EQ(fs.error().message, "layer " + d.digest.str() + ": memory: blob " + d.digest.str() +
                                     ": ends after 2048 of the 2049 bytes its descriptor names");
+}
+
+// Issue 24: a manifest naming one blob at many positions reads it once, and still applies
+// it at each (a file deleted by the layer between comes back).
+TEST(ImageFs, ABlobNamedAtManyPositionsIsReadOnceAndAppliedAtEach) {
+  auto memory = std::make_shared<oci::MemoryStore>();
+  auto counted = std::make_shared<oci::CountingStore>(*memory);
+  auto add = [&](const std::vector<testing::TarEntry>& entries) {
+    return std::make_shared<oci::Blob>(counted, memory->Add(testing::Tar(entries), oci::kMediaTypeLayerTar));
+  };
+  auto app = add({Dir("etc"), File("etc/app", "v1", 04755)});
+  auto gone = add({Whiteout("etc/.wh.app")});
+  std::vector<std::shared_ptr<const oci::Layer>> layers;
+  for (int i = 0; i < 100; ++i) layers.push_back(app);
+  layers.push_back(gone);
+  layers.push_back(app);
+  auto fs = ImageFs::Build(layers);
+  ASSERT_TRUE(fs.ok()) << fs.error().message;
+  EXPECT_EQ(counted->counts().reads, 2u);
+  EXPECT_EQ(ReadOrWhy(fs, "etc/app"), "v1");
+  EXPECT_EQ(fs->setuid_entries().size(), 101u);  // one per position, as a runtime unpacks them
+
+  // The limits count every position.
+  Limits few;
+  few.max_entries = 150;
+  EXPECT_EQ(ImageFs::Build(layers, few).error().kind, ErrorKind::kInvalidInput);
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ std::string ArtifactTag(const oci::Digest& image, std::string_view suffix);
 
 // The layers a signature manifest names, as cosign reads them (its config is not
 // consulted). Payloads are read as they are (a size cap, no digest check here: verify.h
-// reports a payload that does not match its descriptor, per layer).
+// reports a payload that does not match its descriptor, per layer). Each digest is read
+// once however many layers name it, and the layers' sizes together are capped before any
+// is read (16 MiB: every layer's payload is held and verified on its own).
 Result<std::vector<SignatureLayer>> SignatureLayers(const oci::BlobStore& store, const oci::Manifest& manifest);
 
 // An image holding exactly `layers`, in memory, ready to be written anywhere.

@@ -60,9 +60,9 @@ Result<std::vector<SignatureLayer>> SignatureStore::ReadReferrers(std::string_vi
   const std::string type(artifact_type);
   auto found = repo_->Referrers(image_, type);
   if (!found.ok()) return found.error();
+  // `found` is of this type only, each digest once, and capped before this walk.
   std::vector<SignatureLayer> out;
   for (const oci::Descriptor& d : *found) {
-    if (out.size() == kMaxReferrerArtifacts) break;
     const std::string what = repo_->name() + ": referrer " + d.digest.str();
     auto raw = repo_->store()->ReadManifest(d);
     if (!raw.ok()) return raw.error().Context(what);

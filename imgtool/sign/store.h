@@ -19,8 +19,6 @@
 
 namespace imgtool::sign {
 
-inline constexpr size_t kMaxReferrerArtifacts = 64;
-
 class SignatureStore {
  public:
   // Resolves what the reference names (a tag becomes a digest once, here): an image, an
@@ -41,7 +39,9 @@ class SignatureStore {
   Result<std::vector<SignatureLayer>> Read(std::string_view suffix) const;
   // The referrers of the image with `artifact_type` whose one layer is of that media type
   // (a Sigstore bundle stored as an OCI 1.1 artifact): that layer's bytes, checked against
-  // its digest. At most kMaxReferrerArtifacts are read; others of another shape are skipped.
+  // its digest; others of another shape are skipped. The list is filtered by type before
+  // anything is fetched, and refused (kInvalidInput naming the count) when more than
+  // oci::kMaxListEntries remain: a manifest and a blob are fetched per referrer.
   Result<std::vector<SignatureLayer>> ReadReferrers(std::string_view artifact_type) const;
   // Appends `layer` unless `already_there` says an existing layer makes it redundant.
   // Returns whether it was appended.

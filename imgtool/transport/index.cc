@@ -1,5 +1,8 @@
 #include "transport/index.h"
 
+#include <set>
+#include <tuple>
+
 #include "oci/image_config.h"
 #include "oci/media_types.h"
 
@@ -45,11 +48,14 @@ Status AddBase(const ref::Reference& base, const CopyOptions& copy, std::vector<
   auto opened = Open(base, copy.source);
   if (!opened.ok()) return opened.error().Context("--base");
   if (!opened->node.is_index()) return MakeError(ErrorKind::kInvalidInput, "--base " + base.str() + ": not an index");
+  std::set<std::tuple<oci::Digest, int64_t, std::string>> opened_entries;
   for (const auto& c : opened->node.index->children()) {
+    entries.push_back(c);
+    // An entry repeated as it was is copied once (each copy walks the whole image).
+    if (!opened_entries.emplace(c.digest, c.size, c.media_type).second) continue;
     auto child = opened->node.index->Child(c);
     if (!child.ok()) return child.error().Context("--base");
     members.push_back({*child, opened->repository});
-    entries.push_back(c);
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 
 #include "fs/atomic_file.h"
 #include "layout/layout_reader.h"
+#include "oci/counting_store.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
 #include "oci/memory_store.h"
@@ -75,6 +76,33 @@ TEST(Write, BlobsFirstThenChildrenThenTheTaggedTop) {
   EXPECT_EQ(sink.events[6], "manifest " + top->descriptor.digest.Short() + " tag=v1");
   EXPECT_EQ(report.digest, top->descriptor.digest);
   EXPECT_EQ(report.manifests.size(), 3u);
+}
+
+// Issue 24: an index naming one image many times (20,000 in the attack) is walked reading
+// the image once; an entry naming it with another size is still opened, and refused.
+TEST(Write, AnImageNamedByManyEntriesIsReadOnce) {
+  auto memory = std::make_shared<oci::MemoryStore>();
+  auto image = AddImage(*memory, "amd64", "a");
+  oci::Index idx;
+  idx.manifests.assign(2000, image);
+  auto index = memory->Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex);
+  auto counted = std::make_shared<oci::CountingStore>(*memory);
+  auto top = oci::OpenNode(counted, index);
+  ASSERT_TRUE(top.ok()) << top.error().message;
+  RecordingSink sink;
+  WriteReport report;
+  ASSERT_TRUE(Write(*top, sink, "v1", {}, report).ok());
+  EXPECT_EQ(report.manifests.size(), 2u);
+  EXPECT_EQ(sink.events.size(), 2u + 2u);            // config, layer; the image, the index
+  EXPECT_EQ(counted->counts().reads, 1u + 1u + 1u);  // the index, the manifest, the config
+
+  idx.manifests[7].size += 1;
+  auto lying = oci::OpenNode(counted, memory->Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex));
+  ASSERT_TRUE(lying.ok());
+  RecordingSink refused;
+  Status st = Write(*lying, refused, "v1", {}, report);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind, ErrorKind::kIntegrity) << st.error().message;
 }
 
 TEST(Copy, CarriesSiblingArtifactsUnlessAskedNot) {

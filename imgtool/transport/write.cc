@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 
 namespace imgtool::transport {
 
@@ -12,14 +13,23 @@ namespace {
 
 constexpr int kMaxDepth = 4;  // an index of indexes of images is as deep as anyone nests
 
+// What Collect has seen: manifests collected, and the entries (digest, size, media type)
+// already opened, so that an index naming one image 20,000 times reads it once, while an
+// entry naming it with another claim is still opened and checked against that claim.
+struct Seen {
+  std::set<oci::Digest> collected;
+  std::set<std::tuple<oci::Digest, int64_t, std::string>> opened;
+};
+
 // Children before parents, each manifest once.
-Status Collect(const oci::Node& node, int depth, std::vector<oci::Node>& out, std::set<oci::Digest>& seen) {
+Status Collect(const oci::Node& node, int depth, std::vector<oci::Node>& out, Seen& seen) {
   if (depth > kMaxDepth) {
     return MakeError(ErrorKind::kInvalidInput, "manifest " + node.descriptor.digest.Short() + ": nested too deep");
   }
-  if (!seen.insert(node.descriptor.digest).second) return Status::Ok();
+  if (!seen.collected.insert(node.descriptor.digest).second) return Status::Ok();
   if (node.is_index()) {
     for (const auto& c : node.index->children()) {
+      if (!seen.opened.emplace(c.digest, c.size, c.media_type).second) continue;
       auto child = node.index->Child(c);
       if (!child.ok()) return child.error();
       IMGTOOL_TRY(Collect(*child, depth + 1, out, seen));
@@ -99,7 +109,7 @@ const std::string& RawOf(const oci::Node& n) { return n.is_index() ? n.index->ra
 
 Result<std::vector<oci::Node>> Manifests(const oci::Node& node) {
   std::vector<oci::Node> out;
-  std::set<oci::Digest> seen;
+  Seen seen;
   IMGTOOL_TRY(Collect(node, 0, out, seen));
   std::reverse(out.begin(), out.end());
   return out;
@@ -108,7 +118,7 @@ Result<std::vector<oci::Node>> Manifests(const oci::Node& node) {
 Status Write(const oci::Node& node, oci::Sink& sink, const std::optional<std::string>& tag, const WriteOptions& opts,
              WriteReport& report) {
   std::vector<oci::Node> manifests;
-  std::set<oci::Digest> seen;
+  Seen seen;
   IMGTOOL_TRY(Collect(node, 0, manifests, seen));
   std::vector<BlobRecord> records;
   IMGTOOL_TRY(PutBlobs(sink, BlobsOf(manifests), opts, records));
