@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oci/digest.h"
+
 namespace imgtool::policy {
 
 namespace {
@@ -79,9 +81,7 @@ bool IsLowerHex(std::string_view s, size_t length) {
   return s.size() == length && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-bool IsSha256(const std::string& d) {
-  return d.rfind("sha256:", 0) == 0 && IsLowerHex(std::string_view(d).substr(7), 64);
-}
+bool IsSha256(const std::string& d) { return oci::Digest::Parse(d).ok(); }
 
 // A git commit id as ADD --checksum takes one: SHA-1 (40 hex) or SHA-256 (64 hex).
 bool IsCommitId(const std::string& c) { return IsLowerHex(c, 40) || IsLowerHex(c, 64); }
