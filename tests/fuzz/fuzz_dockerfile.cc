@@ -9,7 +9,7 @@
 // with a 0 byte is "\0 N TEXT", where each \x01 in TEXT stands for the character after it
 // repeated N * 1024 times, and each \x02 for the two after it (so "\0\x64# syntax=\x01a"
 // is a directive of 102,400 a's, "RUN <<\x01E" ... "\x01E" a heredoc with a delimiter as
-// long, "\x02\\\n" a run of continuation lines), at most 1 MiB in all.
+// long, "\x02\\\n" a run of continuation lines); expansion stops at 1 MiB.
 #include <cstddef>
 #include <cstdint>
 #include <string>
