@@ -2,7 +2,9 @@
 # imgtool lint: each check (fromDigest, noLatest, nonRootUser, addChecksum) passing and
 # failing with file:line, the parser's hard parts (continuations, comments, directives,
 # heredoc bodies, case, ARG substitution in FROM), --json, --policy turning a check off,
-# exit 2 for unreadable input and bad policies, and the shipped Dockerfiles passing.
+# exit 2 for unreadable input and bad policies, hostile input (100,000-character
+# directives, heredoc delimiters, continuation runs, exec-form nesting) answered under a
+# timeout, and the shipped Dockerfiles passing.
 source "$(dirname "$0")/lib.sh"
 PIN="sha256:$(printf 'a%.0s' {1..64})"
 SUM="sha256:$(printf 'b%.0s' {1..64})"
@@ -115,6 +117,32 @@ lint 2 open_heredoc
 assert_contains "$OUTPUT" "heredoc <<EOT is not closed" "open heredoc"
 expect_exit 2 lint "$WORK/nope"
 pass "--json, --policy turning fromDigest off, policy typo, unknown instruction, open heredoc, missing file"
+
+# ---- hostile input (issue 24): answered, never a crash; a hang is caught by the timeout ----
+hostile() {  # WANT-EXIT NAME: imgtool lint under `timeout 60`
+  local want=$1 got=0
+  OUTPUT=$(timeout 60 "$IMGTOOL" lint "$WORK/$2" 2>&1) || got=$?
+  [ "$got" = "$want" ] || fail "lint $2 exited $got, want $want (124: hung, 139: crashed): ${OUTPUT:0:300}"
+}
+long=$(printf '%100000s' '' | tr ' ' E)
+printf '# syntax=docker/dockerfile:%s\nFROM scratch\nUSER 1\n' "$long" | df long_syntax
+hostile 0 long_syntax
+printf '# escape=%s\nFROM scratch\n' "$long" | df long_escape
+hostile 2 long_escape
+assert_contains "$OUTPUT" "... (100000 bytes)': want" "escape directive, shown cut"
+printf 'FROM scratch\nRUN <<%s sh\nFROM x\n%s\nUSER 1\n' "$long" "$long" | df long_heredoc
+hostile 0 long_heredoc
+printf 'FROM scratch\nRUN <<%s sh\nx\n' "$long" | df long_open_heredoc
+hostile 2 long_open_heredoc
+assert_contains "$OUTPUT" "(100000 bytes) is not closed" "open heredoc, delimiter shown cut"
+{ printf 'FROM scratch\nRUN a \\\n'; awk 'BEGIN { for (i = 0; i < 100000; i++) print "\\" }'; printf 'b\nUSER 1\n'; } |
+  df long_continuation
+hostile 0 long_continuation
+{ printf 'FROM scratch\nADD ["http://example.com/a", %s%s, "/d"]\nUSER 1\n' "$(tr E '[' <<<"$long")" \
+  "$(tr E ']' <<<"$long")"; } | df deep_exec_form
+hostile 5 deep_exec_form
+assert_contains "$OUTPUT" ":2: addChecksum: ADD http://example.com/a has no --checksum" "deep exec form"
+pass "100,000-character syntax and escape directives, heredoc delimiters, continuation runs, exec-form nesting"
 
 # ---- the shipped Dockerfiles pass, with the shipped policy ----
 for f in "$REPO"/dockerfiles/*.Dockerfile; do

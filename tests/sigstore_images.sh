@@ -5,8 +5,9 @@
 # with certificate annotations; a Sigstore bundle artifact in the referrers tag schema,
 # tests/sigstore/attach.py), verified by `imgtool verify --certificate-identity` in a
 # layout and on docker-registry; denials by another identity, issuer, CA, and an expired
-# certificate without a valid timestamp, each naming the reason; attestations; policy
-# check and the admission webhook admitting and denying by identity.
+# certificate without a valid timestamp, each naming the reason; identity regexps in Go's
+# syntax (a catastrophic pattern against a 3,000-character subject, patterns Go refuses);
+# attestations; policy check and the admission webhook admitting and denying by identity.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/registry_lib.sh"
 IMGTOOL=$(realpath "$IMGTOOL")
@@ -55,6 +56,30 @@ pass "layout: both storage formats verify by identity and issuer"
 expect_exit 0 verify --certificate-identity-regexp '^https://github\.com/imgtool-test/app/' \
   --certificate-oidc-issuer-regexp '^https://token\.actions\.' --trusted-root "$ROOT" "oci:$WORK/app_legacy:v1"
 pass "layout: regexp identity and issuer"
+
+# Identity regexps are Go's (RE2, as cosign's): a catastrophic pattern against a subject of
+# 3,000 characters (std::regex backtracked for minutes) is answered at once, under a
+# timeout that catches a hang; a pattern Go refuses is exit 2 naming the flag, before the
+# image is read.
+LONG_ID="https://github.com/$(printf '%3000s' '' | tr ' ' a)"
+$INSTANCE sign inst --identity "$LONG_ID" --issuer "$ISSUER" --artifact payload.json --out long.json \
+  --legacy-dir long >/dev/null
+cp -r app app_long
+$ATTACH legacy app_long "$D" payload.json long
+by_regexp() {  # WANT-EXIT PATTERN: verify app_long by identity regexp, under `timeout 60`
+  local got=0
+  OUTPUT=$(timeout 60 "$IMGTOOL" verify --certificate-identity-regexp "$2" --certificate-oidc-issuer "$ISSUER" \
+    --trusted-root "$ROOT" "oci:$WORK/app_long:v1" 2>&1) || got=$?
+  [ "$got" = "$1" ] || fail "verify by regexp '$2' exited $got, want $1 (124: hung): ${OUTPUT:0:300}"
+}
+by_regexp 5 '^https://github\.com/(a+)+!$'
+assert_contains "$OUTPUT" "want a match of regexp '^https://github\.com/(a+)+!\$'" "catastrophic pattern, no match"
+by_regexp 0 '^https://github\.com/(a+)+$'
+by_regexp 2 '^https://github\.com/(?=a)'
+assert_contains "$OUTPUT" "--certificate-identity-regexp '^https://github\.com/(?=a)': not a valid Go regexp" "lookahead"
+expect_exit 2 verify --certificate-identity "$ID" --certificate-oidc-issuer-regexp 'a\Cb' "oci:$WORK/nothing-here:v1"
+assert_contains "$OUTPUT" "--certificate-oidc-issuer-regexp 'a\Cb': not a valid Go regexp (RE2 syntax): invalid escape" "\\C"
+pass "identity regexps: (a+)+ against a 3,000-character subject answered both ways; patterns Go refuses are exit 2"
 
 # Denials, each naming its reason.
 for dir in app_legacy app_bundle; do
@@ -126,7 +151,11 @@ assert_contains "$OUTPUT" "verified keyless" "policy check by identity"
 sed 's|imgtool-test/app/|imgtool-test/fork/|' policy.json >fork_policy.json
 expect_exit 5 policy check --tls-verify=false --policy fork_policy.json "docker://$R/bundle@$D"
 assert_contains "$OUTPUT" "certificate subject is '$ID'" "policy check: another identity"
-pass "policy check: signedBy identities pass for the signer, fail for another"
+jq '.rules.signedBy.identities[0].subjectRegExp = "^https://github\\.com/(?P<org>[^/]+"' policy.json >bad_policy.json
+expect_exit 2 policy check --tls-verify=false --policy bad_policy.json "docker://$R/bundle@$D"
+assert_contains "$OUTPUT" "\$.rules.signedBy.identities[0].subjectRegExp: not a valid Go regexp (RE2 syntax): missing )" \
+  "policy: a bad regexp names its path"
+pass "policy check: signedBy identities pass for the signer, fail for another; a bad regexp fails the policy"
 
 self_signed "$WORK/tls"
 serve() {  # POLICY: starts the webhook, sets URL

@@ -55,9 +55,8 @@ struct SignatureOutcome {
   std::string denied;  // first cause, empty when everything asked for verified
 };
 // Keyless: the verdict for signatures or attestations by the identity asked for.
-Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const ref::Reference& pinned) {
-  auto identity = f.keyless.Policy();
-  if (!identity.ok()) return identity.error();
+Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const sigstore::IdentityPolicy& identity,
+                                            const ref::Reference& pinned) {
   auto root = sigstore::LoadTrustedRoot(f.keyless.trusted_root);
   if (!root.ok()) return root.error().Context("--trusted-root");
   std::string type;
@@ -66,20 +65,20 @@ Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const ref::Ref
     if (!t.ok()) return t.error();
     type = *t;
   }
-  sign::KeylessPolicy policy{*identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root))};
+  sign::KeylessPolicy policy{identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root))};
   return sign::VerifyImageKeyless(pinned, policy, f.attestation, type, ToRegistryOptions(f.remote));
 }
 
-Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const ref::Reference& ref,
-                                         const oci::Digest& digest) {
+Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const std::optional<sigstore::IdentityPolicy>& identity,
+                                         const ref::Reference& ref, const oci::Digest& digest) {
   SignatureOutcome out;
-  if (f.keyless.any()) {
+  if (identity) {
     if (!f.keys.empty() || !f.trusted_dir.empty()) {
       return MakeError(ErrorKind::kInvalidInput, "--key/--trusted-keys and --certificate-* are two ways to verify: give one");
     }
     ref::Reference pinned = ref;
     pinned.digest = digest.str();
-    auto v = CheckKeyless(f, pinned);
+    auto v = CheckKeyless(f, *identity, pinned);
     if (!v.ok()) return v.error();
     (f.attestation ? out.attestations : out.signatures) = *v;
     if (!v->verified) out.denied = (f.attestation ? "attestation check: " : "signature check: ") + v->reason;
@@ -137,6 +136,14 @@ int RunVerify(const VerifyFlags& f) {
   if (!ref.ok()) return Fail(ref.error());
   auto platform = PlatformFlag(f.platform);
   if (!platform.ok()) return Fail(platform.error());
+  // The identity regexps are compiled with the other flags: a bad one is exit 2 naming the
+  // flag before any blob is read.
+  std::optional<sigstore::IdentityPolicy> identity;
+  if (f.keyless.any()) {
+    auto policy = f.keyless.Policy();
+    if (!policy.ok()) return Fail(policy.error());
+    identity = std::move(*policy);
+  }
   auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));
   if (!repo.ok()) return Fail(repo.error());
   auto top = (*repo)->Resolve(transport::NameIn(*ref));
@@ -150,7 +157,7 @@ int RunVerify(const VerifyFlags& f) {
   if (f.attestation && f.keys.empty() && f.trusted_dir.empty() && !f.keyless.any()) {
     return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key, --trusted-keys or --certificate-identity"));
   }
-  auto sigs = CheckSignatures(f, *ref, report->manifest);
+  auto sigs = CheckSignatures(f, identity, *ref, report->manifest);
   if (!sigs.ok()) return Fail(sigs.error().Context(f.ref));
   if (f.json) {
     oci::Json problems = oci::Json::array();

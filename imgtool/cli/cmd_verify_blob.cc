@@ -60,7 +60,10 @@ Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
     return p;
   }
   auto identity = f.keyless.Policy();
-  if (!identity.ok()) return MakeError(ErrorKind::kInvalidInput, identity.error().message + " (or --key for a key-based bundle)");
+  if (!identity.ok() && !f.keyless.any()) {
+    return MakeError(ErrorKind::kInvalidInput, identity.error().message + " (or --key for a key-based bundle)");
+  }
+  if (!identity.ok()) return identity.error();
   p.identity = *identity;
   return p;
 }

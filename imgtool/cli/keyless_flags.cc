@@ -2,20 +2,40 @@
 
 namespace imgtool::cli {
 
+namespace {
+
+// A pattern flag compiled as it is read (Go's syntax, as cosign's), so that a bad one is
+// exit 2 naming the flag before anything is fetched, and each match is linear.
+Status CompileFlag(const char* flag, const std::string& pattern, std::optional<regexp::GoRegexp>& out) {
+  if (pattern.empty()) return Status::Ok();
+  auto re = regexp::GoRegexp::Compile(pattern);
+  if (!re.ok()) return re.error().Context(std::string(flag) + " '" + pattern + "'");
+  out = std::move(*re);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<sigstore::IdentityPolicy> KeylessFlags::Policy() const {
   if (identity.empty() == identity_regexp.empty() || issuer.empty() == issuer_regexp.empty()) {
     return MakeError(ErrorKind::kInvalidInput,
                      "keyless verification needs one of --certificate-identity / --certificate-identity-regexp and one "
                      "of --certificate-oidc-issuer / --certificate-oidc-issuer-regexp");
   }
-  return sigstore::IdentityPolicy{identity, identity_regexp, issuer, issuer_regexp};
+  sigstore::IdentityPolicy policy{identity, {}, issuer, {}};
+  IMGTOOL_TRY(CompileFlag("--certificate-identity-regexp", identity_regexp, policy.subject_regexp));
+  IMGTOOL_TRY(CompileFlag("--certificate-oidc-issuer-regexp", issuer_regexp, policy.issuer_regexp));
+  return policy;
 }
 
 void AddKeylessFlags(CLI::App* cmd, KeylessFlags& f) {
   cmd->add_option("--certificate-identity", f.identity, "Keyless: the signer's identity (certificate SAN: email or URI), exactly");
-  cmd->add_option("--certificate-identity-regexp", f.identity_regexp, "Keyless: the signer's identity, as a regexp (searched, as cosign: anchor with ^ and $)");
+  cmd->add_option(
+      "--certificate-identity-regexp", f.identity_regexp,
+      "Keyless: the signer's identity, as a Go (RE2) regexp, searched for as cosign does: anchor with ^ and $");
   cmd->add_option("--certificate-oidc-issuer", f.issuer, "Keyless: the OIDC issuer, exactly");
-  cmd->add_option("--certificate-oidc-issuer-regexp", f.issuer_regexp, "Keyless: the OIDC issuer, as a regexp (searched, as cosign: anchor with ^ and $)");
+  cmd->add_option("--certificate-oidc-issuer-regexp", f.issuer_regexp,
+                  "Keyless: the OIDC issuer, as a Go (RE2) regexp, searched for as cosign does: anchor with ^ and $");
   cmd->add_option("--trusted-root", f.trusted_root,
                   "Keyless: trusted_root.json to trust (default: the Sigstore public-good root built into imgtool)");
 }

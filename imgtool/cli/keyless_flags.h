@@ -17,7 +17,8 @@ struct KeylessFlags {
   std::string trusted_root;  // "": the built-in public-good root
 
   bool any() const { return !identity.empty() || !identity_regexp.empty() || !issuer.empty() || !issuer_regexp.empty(); }
-  // One of each pair, or kInvalidInput saying what is missing.
+  // One of each pair, each regexp compiled (Go syntax), or kInvalidInput naming what is
+  // missing or the flag whose pattern does not compile.
   Result<sigstore::IdentityPolicy> Policy() const;
 };
 

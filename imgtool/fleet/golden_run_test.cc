@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <regex>
+
+#include "oci/digest.h"
 
 namespace imgtool::fleet {
 namespace {
@@ -15,7 +16,7 @@ TEST(GoldenRun, SameSeedSameDigestOtherSeedOtherDigest) {
   auto b = GoldenRun(o);
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok()) << b.error().message;
-  EXPECT_TRUE(std::regex_match(a->weights_digest, std::regex("sha256:[0-9a-f]{64}"))) << a->weights_digest;
+  EXPECT_TRUE(oci::Digest::Parse(a->weights_digest).ok()) << a->weights_digest;
   EXPECT_EQ(a->weights_digest, b->weights_digest);
   EXPECT_GT(a->seconds, 0);
   o.seed += 1;

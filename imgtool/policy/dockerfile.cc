@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
+#include <optional>
 #include <set>
+#include <string_view>
 
 namespace imgtool::policy {
 
@@ -50,73 +51,171 @@ bool IsComment(const std::string& line) {
   return !t.empty() && t[0] == '#';
 }
 
+// Every scan below is a plain loop over the line: std::regex recursed once per character
+// (a 30,000-character directive or heredoc delimiter overflowed the stack), and nothing
+// here needs more than one pass.
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool IsLetter(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool IsNameStart(char c) { return IsLetter(c) || c == '_'; }
+bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+
+size_t SkipBlanks(std::string_view s, size_t i) {
+  while (i < s.size() && IsBlank(s[i])) ++i;
+  return i;
+}
+
+// Text from the file, as an error message shows it: a long value is cut, with its length.
+std::string Shown(std::string_view text) {
+  constexpr size_t kShown = 64;
+  if (text.size() <= kShown) return std::string(text);
+  return std::string(text.substr(0, kShown)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+struct Directive {
+  std::string key, value;
+};
+
+// "#key=value", blanks allowed after '#' and around '=', the value without trailing
+// blanks; nullopt for any other line (`line` starts at its first non-blank).
+std::optional<Directive> ParseDirective(std::string_view line) {
+  if (line.empty() || line[0] != '#') return std::nullopt;
+  size_t key = SkipBlanks(line, 1);
+  size_t i = key;
+  while (i < line.size() && IsLetter(line[i])) ++i;
+  if (i == key) return std::nullopt;
+  size_t eq = SkipBlanks(line, i);
+  if (eq >= line.size() || line[eq] != '=') return std::nullopt;
+  size_t value = SkipBlanks(line, eq + 1), end = line.size();
+  while (end > value && IsBlank(line[end - 1])) --end;
+  // A line break inside the value (a lone '\r') ends the line for BuildKit: not a directive.
+  if (line.substr(value, end - value).find('\r') != std::string_view::npos) return std::nullopt;
+  return Directive{std::string(line.substr(key, i - key)), std::string(line.substr(value, end - value))};
+}
+
+struct HeredocStart {
+  std::string delimiter;
+  bool strip_tabs = false;
+  size_t end = 0;  // one past the opener in the arguments
+};
+
+// A heredoc opener at args[at] == "<<": "<<EOT", "<<-EOT", "<<'EOT'", "<<\"EOT\"" (blanks
+// allowed before the name, the quotes must match); nullopt when it is not one.
+std::optional<HeredocStart> HeredocAt(std::string_view args, size_t at) {
+  HeredocStart h;
+  size_t i = at + 2;
+  if (i < args.size() && args[i] == '-') {
+    h.strip_tabs = true;
+    ++i;
+  }
+  i = SkipBlanks(args, i);
+  char quote = i < args.size() && (args[i] == '"' || args[i] == '\'') ? args[i] : 0;
+  if (quote) ++i;
+  if (i >= args.size() || !IsNameStart(args[i])) return std::nullopt;
+  size_t name = i;
+  while (i < args.size() && IsNameChar(args[i])) ++i;
+  h.delimiter = std::string(args.substr(name, i - name));
+  if (quote && (i >= args.size() || args[i++] != quote)) return std::nullopt;
+  h.end = i;
+  return h;
+}
+
+// Every heredoc opener in the arguments of RUN, COPY or ADD, left to right.
+std::vector<HeredocStart> HeredocStarts(std::string_view args) {
+  std::vector<HeredocStart> out;
+  size_t at = args.find("<<");
+  while (at != std::string_view::npos) {
+    auto h = HeredocAt(args, at);
+    if (h) out.push_back(*h);
+    at = args.find("<<", h ? h->end : at + 1);
+  }
+  return out;
+}
+
+Error Bad(const std::string& what, size_t line, const std::string& why) {
+  return MakeError(ErrorKind::kInvalidInput, what + ":" + std::to_string(line) + ": " + why);
+}
+
+// Directives: "# key=value" lines before anything else; the first other line ends them.
+// Returns the index of that line.
+Result<size_t> ReadDirectives(const std::vector<std::string>& lines, const std::string& what, Dockerfile& df) {
+  size_t i = 0;
+  for (; i < lines.size(); ++i) {
+    auto d = ParseDirective(TrimLeft(lines[i]));
+    if (!d) break;
+    std::string key = d->key;
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (key != "syntax" && key != "escape" && key != "check") break;  // a comment, not a directive
+    if (df.directives.count(key)) return Bad(what, i + 1, "parser directive '" + key + "' given twice");
+    df.directives[key] = d->value;
+  }
+  return i;
+}
+
+// The instruction that starts at lines[i], its continuation lines joined with a space
+// (comment and empty lines inside dropped); `i` moves to its last line.
+std::string JoinContinued(const std::vector<std::string>& lines, char escape, size_t& i) {
+  std::string joined = TrimRight(lines[i]);
+  while (!joined.empty() && joined.back() == escape) {
+    joined.pop_back();
+    ++i;
+    while (i < lines.size() && (IsComment(lines[i]) || TrimLeft(lines[i]).empty())) ++i;
+    if (i >= lines.size()) break;
+    joined += " " + TrimLeft(TrimRight(lines[i]));
+  }
+  return TrimLeft(joined);
+}
+
+// The bodies of the heredocs `ins` opens, each up to its delimiter line; `i` moves past
+// them.
+Status ReadHeredocs(const std::vector<std::string>& lines, const std::string& what, size_t& i, Instruction& ins) {
+  for (const HeredocStart& start : HeredocStarts(ins.args)) {
+    Heredoc h;
+    h.delimiter = start.delimiter;
+    bool closed = false;
+    while (++i < lines.size()) {
+      std::string_view l = lines[i];
+      if (start.strip_tabs) l.remove_prefix(std::min(l.size(), l.find_first_not_of('\t')));
+      if (l == h.delimiter) {
+        closed = true;
+        break;
+      }
+      h.body.push_back(lines[i]);
+    }
+    if (!closed) return Bad(what, ins.line, "heredoc <<" + Shown(h.delimiter) + " is not closed");
+    ins.heredocs.push_back(std::move(h));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Dockerfile> ParseDockerfile(const std::string& text, const std::string& what) {
   Dockerfile df;
-  auto lines = Lines(text);
-  auto bad = [&](size_t line, const std::string& why) {
-    return MakeError(ErrorKind::kInvalidInput, what + ":" + std::to_string(line) + ": " + why);
-  };
-  // Directives: "# key=value" lines before anything else; the first other line ends them.
-  static const std::regex directive(R"(^#\s*([A-Za-z]+)\s*=\s*(.*?)\s*$)");
-  size_t i = 0;
-  for (; i < lines.size(); ++i) {
-    std::smatch m;
-    std::string l = TrimLeft(lines[i]);
-    if (!std::regex_match(l, m, directive)) break;
-    std::string key = m[1].str();
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (key != "syntax" && key != "escape" && key != "check") break;  // a comment, not a directive
-    if (df.directives.count(key)) return bad(i + 1, "parser directive '" + key + "' given twice");
-    df.directives[key] = m[2].str();
-  }
+  const auto lines = Lines(text);
+  auto first = ReadDirectives(lines, what, df);
+  if (!first.ok()) return first.error();
   char escape = '\\';
   if (df.directives.count("escape")) {
     const std::string& e = df.directives["escape"];
-    if (e != "\\" && e != "`") return bad(1, "escape directive '" + e + "': want \\ or `");
+    if (e != "\\" && e != "`") return Bad(what, 1, "escape directive '" + Shown(e) + "': want \\ or `");
     escape = e[0];
   }
-  static const std::regex heredoc(R"(<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_]*)\2)");
-  for (; i < lines.size(); ++i) {
+  for (size_t i = *first; i < lines.size(); ++i) {
     if (TrimLeft(lines[i]).empty() || IsComment(lines[i])) continue;
     Instruction ins;
     ins.line = static_cast<int>(i + 1);
-    std::string joined = TrimRight(lines[i]);
-    while (!joined.empty() && joined.back() == escape) {
-      joined.pop_back();
-      ++i;
-      while (i < lines.size() && (IsComment(lines[i]) || TrimLeft(lines[i]).empty())) ++i;
-      if (i >= lines.size()) break;
-      joined += " " + TrimLeft(TrimRight(lines[i]));
-    }
-    joined = TrimLeft(joined);
+    const std::string joined = JoinContinued(lines, escape, i);
     size_t sp = joined.find_first_of(" \t");
     ins.keyword = Upper(joined.substr(0, sp));
     ins.args = sp == std::string::npos ? "" : TrimLeft(joined.substr(sp));
-    if (!Known().count(ins.keyword)) return bad(ins.line, "unknown instruction '" + joined.substr(0, sp) + "'");
-    if (ins.keyword == "RUN" || ins.keyword == "COPY" || ins.keyword == "ADD") {
-      for (auto it = std::sregex_iterator(ins.args.begin(), ins.args.end(), heredoc); it != std::sregex_iterator();
-           ++it) {
-        Heredoc h;
-        h.delimiter = (*it)[3].str();
-        bool strip_tabs = (*it)[1].str() == "-";
-        bool closed = false;
-        while (++i < lines.size()) {
-          std::string l = lines[i];
-          if (strip_tabs)
-            l.erase(0, l.find_first_not_of('\t') == std::string::npos ? l.size() : l.find_first_not_of('\t'));
-          if (l == h.delimiter) {
-            closed = true;
-            break;
-          }
-          h.body.push_back(lines[i]);
-        }
-        if (!closed) return bad(ins.line, "heredoc <<" + h.delimiter + " is not closed");
-        ins.heredocs.push_back(h);
-      }
+    if (!Known().count(ins.keyword)) {
+      return Bad(what, ins.line, "unknown instruction '" + Shown(joined.substr(0, sp)) + "'");
     }
-    df.instructions.push_back(ins);
+    if (ins.keyword == "RUN" || ins.keyword == "COPY" || ins.keyword == "ADD") {
+      IMGTOOL_TRY(ReadHeredocs(lines, what, i, ins));
+    }
+    df.instructions.push_back(std::move(ins));
   }
   return df;
 }

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
-#include <regex>
+#include <string_view>
+#include <vector>
 
-#include "oci/canonical_json.h"
+#include <nlohmann/json.hpp>
+
+#include "oci/digest.h"
 #include "rootfs/user_arg.h"
 
 namespace imgtool::policy {
@@ -17,8 +21,56 @@ struct Stage {
   std::string name;  // lower case, "" when unnamed
   std::string base;  // lower case when it names an earlier stage
   bool base_is_stage = false;
+  size_t parent = 0;  // the index of that stage, when base_is_stage
   int user_line = 0;
   std::string user;  // last USER, "" when none
+};
+
+// The exec form's words: a JSON array's string members (others are skipped), read as
+// events by nlohmann's iterative parser, so an array nested 100,000 deep is neither built
+// as a tree nor walked by recursion. nullopt when the text is not JSON.
+class ExecFormWords : public nlohmann::json::json_sax_t {
+ public:
+  static std::optional<std::vector<std::string>> Of(const std::string& args) {
+    ExecFormWords words;
+    if (!nlohmann::json::sax_parse(args, &words) || !words.array_) return std::nullopt;
+    return std::move(words.words_);
+  }
+
+  bool string(string_t& s) override {
+    if (depth_ == 1) words_.push_back(s);
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    array_ = array_ || depth_ == 0;
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  size_t depth_ = 0;
+  bool array_ = false;  // the document is an array (not an object or a scalar)
+  std::vector<std::string> words_;
 };
 
 std::string Lower(std::string s) {
@@ -26,10 +78,14 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool IsSha256(const std::string& d) {
-  static const std::regex re("sha256:[0-9a-f]{64}");
-  return std::regex_match(d, re);
+bool IsLowerHex(std::string_view s, size_t length) {
+  return s.size() == length && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
+
+bool IsSha256(const std::string& d) { return oci::Digest::Parse(d).ok(); }
+
+// A git commit id as ADD --checksum takes one: SHA-1 (40 hex) or SHA-256 (64 hex).
+bool IsCommitId(const std::string& c) { return IsLowerHex(c, 40) || IsLowerHex(c, 64); }
 
 bool IsNumber(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -88,14 +144,16 @@ class Linter {
     if (words.size() >= 3 && Lower(words[1]) == "as") s.name = Lower(words[2]);
     if (Lower(image) == "scratch") {
       s.base = "scratch";
-    } else if (IsStage(Lower(image))) {
+    } else if (auto parent = stage_index_.find(Lower(image)); parent != stage_index_.end()) {
       s.base = Lower(image);
       s.base_is_stage = true;
+      s.parent = parent->second;
     } else {
       s.base = image;
       CheckImage(ins.line, image, written, "FROM");
     }
     stages_.push_back(s);
+    if (!s.name.empty()) stage_index_[s.name] = stages_.size() - 1;  // a later stage of the same name wins
   }
 
   void Copy(const Instruction& ins) {
@@ -116,12 +174,7 @@ class Linter {
     std::string checksum;
     bool has_checksum = false;
     if (!ins.args.empty() && ins.args[0] == '[') {  // exec form: ADD ["src", "dest"]
-      auto j = oci::Json::parse(ins.args, nullptr, false);
-      if (j.is_array()) {
-        for (const auto& w : j) {
-          if (w.is_string()) words.push_back(w.get<std::string>());
-        }
-      }
+      words = ExecFormWords::Of(ins.args).value_or(std::vector<std::string>{});
     } else {
       for (const auto& w : SplitWords(ins.args)) {
         if (w.rfind("--checksum=", 0) == 0) {
@@ -133,7 +186,6 @@ class Linter {
       }
     }
     if (!words.empty()) words.pop_back();  // the destination
-    static const std::regex commit("[0-9a-f]{40}|[0-9a-f]{64}");
     for (const auto& src : words) {
       bool http = src.rfind("http://", 0) == 0 || src.rfind("https://", 0) == 0;
       bool git = src.rfind("git@", 0) == 0 || src.rfind("git://", 0) == 0 || src.rfind("ssh://", 0) == 0 ||
@@ -141,7 +193,7 @@ class Linter {
                            (src.size() > 4 && src.compare(src.size() - 4, 4, ".git") == 0)));
       if (!http && !git) continue;
       if (git) {
-        if (!has_checksum || !std::regex_match(checksum, commit)) {
+        if (!has_checksum || !IsCommitId(checksum)) {
           Add(ins.line, "addChecksum", "ADD " + src + " needs --checksum=<commit id> (40 or 64 hex)");
         }
       } else if (!has_checksum) {
@@ -178,22 +230,13 @@ class Linter {
   }
 
  private:
-  bool IsStage(const std::string& lower) const {
-    return std::any_of(stages_.begin(), stages_.end(),
-                       [&](const Stage& s) { return !s.name.empty() && s.name == lower; });
-  }
+  bool IsStage(const std::string& lower) const { return stage_index_.count(lower) > 0; }
 
-  // The user the final image runs as: its stage's last USER, else the stage it is built on.
+  // The user the final image runs as: its stage's last USER, else the stage it is built on
+  // (always an earlier one, so the walk ends; one step per stage, not a search).
   void FinalUser() {
     const Stage* s = &stages_.back();
-    while (s->user.empty() && s->base_is_stage) {
-      const Stage* parent = nullptr;
-      for (const auto& t : stages_) {
-        if (&t != s && t.name == s->base && t.line < s->line) parent = &t;
-      }
-      if (!parent) break;
-      s = parent;
-    }
+    while (s->user.empty() && s->base_is_stage) s = &stages_[s->parent];
     const Stage& final = stages_.back();
     if (s->user.empty()) {
       Add(final.line, "nonRootUser", "the final stage sets no USER, so it runs as root (or as its base image says)");
@@ -225,6 +268,7 @@ class Linter {
   const LintOptions& o_;
   std::map<std::string, std::string> global_;
   std::vector<Stage> stages_;
+  std::map<std::string, size_t> stage_index_;  // stage name -> its latest stage so far
   std::vector<Finding> findings_;
 };
 

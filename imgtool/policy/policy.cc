@@ -74,15 +74,23 @@ std::string Resolved(const std::string& path, const std::string& dir) {
   return path[0] == '/' || dir.empty() ? path : dir + "/" + path;
 }
 
-// One of `exact` / `regexp` (the members named so), a non-empty string.
-Status OneOf(const Json& j, const std::string& where, const char* exact, const char* regexp, std::string* out_exact,
-             std::string* out_regexp) {
-  if (j.contains(exact) == j.contains(regexp)) {
-    return Bad(where, std::string("want exactly one of ") + exact + " and " + regexp);
+// One of `exact_name` / `regexp_name` (the members named so), a non-empty string; a regexp
+// is compiled here (Go's syntax, as cosign's), so a bad one fails the policy, naming where.
+Status OneOf(const Json& j, const std::string& where, const char* exact_name, const char* regexp_name,
+             std::string* exact, std::optional<regexp::GoRegexp>* pattern) {
+  if (j.contains(exact_name) == j.contains(regexp_name)) {
+    return Bad(where, std::string("want exactly one of ") + exact_name + " and " + regexp_name);
   }
-  const char* name = j.contains(exact) ? exact : regexp;
+  const char* name = j.contains(exact_name) ? exact_name : regexp_name;
   if (!j[name].is_string() || j[name].get<std::string>().empty()) return Bad(where + "." + name, "want a non-empty string");
-  (j.contains(exact) ? *out_exact : *out_regexp) = j[name].get<std::string>();
+  const std::string value = j[name].get<std::string>();
+  if (name == exact_name) {
+    *exact = value;
+    return Status::Ok();
+  }
+  auto compiled = regexp::GoRegexp::Compile(value);
+  if (!compiled.ok()) return Bad(where + "." + name, compiled.error().message);
+  *pattern = std::move(*compiled);
   return Status::Ok();
 }
 

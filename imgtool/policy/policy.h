@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oci/result.h"
+#include "regexp/go_regexp.h"
 
 namespace imgtool::policy {
 
@@ -20,11 +21,14 @@ namespace imgtool::policy {
 const std::vector<std::string>& StackComponents();
 
 // A keyless signer, as policy-controller and Kyverno name one: the OIDC issuer and the
-// certificate's subject (SAN), each exactly or as a regexp (searched for, as cosign and
-// policy-controller do: anchor it with ^ and $).
+// certificate's subject (SAN), each exactly or as a regexp in Go's syntax (RE2), compiled
+// when the policy is parsed and searched for, as cosign and policy-controller do: anchor it
+// with ^ and $.
 struct IdentityRule {
-  std::string issuer, issuer_regexp;
-  std::string subject, subject_regexp;
+  std::string issuer;
+  std::optional<regexp::GoRegexp> issuer_regexp;
+  std::string subject;
+  std::optional<regexp::GoRegexp> subject_regexp;
 };
 
 // Signed by one of the keys, or keyless by one of the identities (any one suffices).

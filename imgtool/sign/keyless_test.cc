@@ -22,7 +22,9 @@ const std::filesystem::path kFixtures = IMGTOOL_SIGSTORE_FIXTURES;
 const sigstore::IdentityPolicy kSigner{
     "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/"
     "extremely-dangerous-oidc-beacon.yml@refs/heads/main",
-    "", "https://token.actions.githubusercontent.com", ""};
+    {},
+    "https://token.actions.githubusercontent.com",
+    {}};
 
 std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -76,8 +78,8 @@ TEST(Keyless, LegacyLayerBecomesABundleThatVerifiesUpToThePayloadClaims) {
 }
 
 TEST(Keyless, LegacyLayerDenialsNameTheCause) {
-  Decision other = VerifyKeylessSignatures({LegacyLayer()}, {}, kImage,
-                                           Policy({"someone@example.com", "", kSigner.issuer, ""}));
+  Decision other =
+      VerifyKeylessSignatures({LegacyLayer()}, {}, kImage, Policy({"someone@example.com", {}, kSigner.issuer, {}}));
   EXPECT_FALSE(other.ok);
   EXPECT_NE(other.reason.find("someone@example.com"), std::string::npos) << other.reason;
   EXPECT_TRUE(other.signatures[0].key.empty());

@@ -4,10 +4,12 @@
 // and the times (see README.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oci/result.h"
+#include "regexp/go_regexp.h"
 #include "sigstore/keys.h"
 #include "sigstore/time.h"
 #include "sigstore/trusted_root.h"
@@ -31,16 +33,19 @@ Result<CertIdentity> ReadIdentity(const Cert& leaf);
 
 // What the verifier asks for (cosign's --certificate-identity[-regexp] and
 // --certificate-oidc-issuer[-regexp]). Exactly one of subject / subject_regexp, and one of
-// issuer / issuer_regexp, are set (else kInvalidInput). Regexps (std::regex ECMAScript)
-// are searched for, as cosign and sigstore-go do (Go's MatchString): anchor them with ^
+// issuer / issuer_regexp, are set (else kInvalidInput). Regexps are Go's, as cosign and
+// sigstore-go compile them (regexp/go_regexp.h: RE2 syntax, linear-time matching, compiled
+// where the pattern is read), and searched for as Go's MatchString does: anchor them with ^
 // and $ to cover the whole value.
 struct IdentityPolicy {
-  std::string subject, subject_regexp;
-  std::string issuer, issuer_regexp;
+  std::string subject;
+  std::optional<regexp::GoRegexp> subject_regexp;
+  std::string issuer;
+  std::optional<regexp::GoRegexp> issuer_regexp;
 };
 
 // kDenied naming what the certificate says and what was wanted; kInvalidInput for a policy
-// that is not well formed (both or neither of a pair, a regexp that does not compile).
+// that is not well formed (both or neither of a pair).
 Status MatchIdentity(const CertIdentity& id, const IdentityPolicy& policy);
 
 // The leaf may sign code: keyUsage with digitalSignature, extendedKeyUsage with codeSigning

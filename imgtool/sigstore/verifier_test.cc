@@ -50,7 +50,7 @@ Result<Verified> RunCase(const std::filesystem::path& dir, const VerifyPolicy* o
   } else {
     std::string id = std::filesystem::exists(dir / "identity") ? Trimmed(Slurp(dir / "identity")) : kIdentity;
     std::string issuer = std::filesystem::exists(dir / "issuer") ? Trimmed(Slurp(dir / "issuer")) : kIssuer;
-    policy.identity = IdentityPolicy{id, "", issuer, ""};
+    policy.identity = IdentityPolicy{id, {}, issuer, {}};
   }
   return VerifyBundle(*bundle, *root, artifact, policy);
 }
@@ -88,22 +88,24 @@ TEST(Verifier, ReportsWhoAndWhen) {
 
 TEST(Verifier, AnotherIdentityOrIssuerIsDeniedByName) {
   VerifyPolicy other;
-  other.identity = IdentityPolicy{"https://github.com/evil/repo/.github/workflows/x.yml@refs/heads/main", "", kIssuer, ""};
+  other.identity =
+      IdentityPolicy{"https://github.com/evil/repo/.github/workflows/x.yml@refs/heads/main", {}, kIssuer, {}};
   auto v = RunCase(kCases / "happy-path-v0.3", &other);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().kind, ErrorKind::kDenied);
   EXPECT_NE(v.error().message.find("evil"), std::string::npos) << v.error().message;
-  other.identity = IdentityPolicy{kIdentity, "", "https://accounts.google.com", ""};
+  other.identity = IdentityPolicy{kIdentity, {}, "https://accounts.google.com", {}};
   v = RunCase(kCases / "happy-path-v0.3", &other);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.error().message.find("accounts.google.com"), std::string::npos) << v.error().message;
-  other.identity = IdentityPolicy{"", "^https://github\\.com/sigstore-conformance/.*$", "", "https://token\\..*"};
+  other.identity = IdentityPolicy{"", *regexp::GoRegexp::Compile("^https://github\\.com/sigstore-conformance/.*$"), "",
+                                  *regexp::GoRegexp::Compile("https://token\\..*")};
   EXPECT_TRUE(RunCase(kCases / "happy-path-v0.3", &other).ok());
 }
 
 TEST(Verifier, KeyAndKeylessAreNotMixedUp) {
   VerifyPolicy keyless;
-  keyless.identity = IdentityPolicy{kIdentity, "", kIssuer, ""};
+  keyless.identity = IdentityPolicy{kIdentity, {}, kIssuer, {}};
   auto v = RunCase(kCases / "managed-key-happy-path", &keyless);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.error().message.find("--key"), std::string::npos) << v.error().message;

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   const std::string bundle_text = Slurp(argv[2]);
   const Artifact artifact = ArtifactOf(Slurp(argv[3]));
   VerifyPolicy policy;
-  policy.identity = IdentityPolicy{argv[4], "", argv[5], ""};
+  policy.identity = IdentityPolicy{argv[4], {}, argv[5], {}};
   int runs = std::max(1, std::atoi(argv[6]));
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {

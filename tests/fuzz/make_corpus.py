@@ -203,6 +203,23 @@ put("dockerfile", "heredoc.Dockerfile", "# syntax=docker/dockerfile:1\n# escape=
     "\nFROM ${BASE} AS build\nRUN <<EOF\nset -e\necho hi\nEOF\nCOPY --from=build <<-'X' /etc/motd\n\thello\nX\n"
     "ADD --checksum=sha256:" + "b" * 64 + " https://example.invalid/a.tgz /a\nFROM build\nUSER 10001:10001\n")
 put("dockerfile", "backtick.Dockerfile", "# escape=`\nFROM scratch\nRUN echo a `\n  # a comment inside\n  b\nUSER root\n")
+# Issue 24: lines long enough to overflow a parser that recurses per character (std::regex
+# did, from 30,000 to 50,000 characters), and the largest seed sets libFuzzer's default
+# -max_len (the biggest seed, up to 1 MiB): 128 KiB, so inputs of 100,000 characters are
+# tried.
+put("dockerfile", "long-syntax.Dockerfile", "# syntax=docker/dockerfile:" + "1" * (131072 - 44) + "\nFROM scratch\nUSER 1\n")
+put("dockerfile", "long-escape.Dockerfile", "# escape=" + "`" * 49152 + "\nFROM scratch\n")
+put("dockerfile", "long-heredoc.Dockerfile", "FROM scratch\nRUN <<-'" + "E" * 32768 + "' sh\nFROM x\n\t" + "E" * 32768 +
+    "\nUSER 1\n")
+put("dockerfile", "long-continuation.Dockerfile", "FROM scratch\nRUN a \\\n" + "# c\\\n\\\n" * 4096 + "b\nUSER 1\n")
+put("dockerfile", "deep-exec-form.Dockerfile", "FROM scratch\nADD [\"https://example.invalid/a\", " + "[" * 16384 +
+    "]" * 16384 + ", \"/a\"]\nUSER 1\n")
+# The harness's generator ("\0 N TEXT": \x01c is c repeated N * 1024 times, \x02cd the
+# pair): the same shapes at 100 KiB from a few bytes each, for mutations to work on.
+put("dockerfile", "gen-directives", "\0\x64# syntax=\x01a\n# escape=\x01`\nFROM scratch\nUSER 1\n")
+put("dockerfile", "gen-heredoc", "\0\x64FROM scratch\nCOPY <<\"\x01E\" /a\nFROM x\n\x01E\nRUN <<-\x01F\n\t\x01F\nUSER 1\n")
+put("dockerfile", "gen-exec-form", "\0\x64FROM scratch\nADD [\"http://a/b\", \x01[\x01], \"/d\"]\nUSER 1\n")
+put("dockerfile", "gen-continuation", "\0\x64FROM scratch\nRUN a \\\n\x02\\\n\x02#\\\nb \x01\\\nUSER 1\n")
 
 copy("fingerprint", "stack.json", "imgtool/fleet/testdata/stack.json")
 copy("fingerprint", "golden.build.json", "imgtool/fleet/testdata/golden.build.json")
