@@ -140,8 +140,8 @@ Result<BuildResult> WriteInto(layout::LayoutWriter& writer, const Spec& spec, Im
   return r;
 }
 
-// A failed build removes the layout folder when it made it (its own Open, not a look
-// before: a concurrent build may have made it meanwhile, and its work stays).
+// A failed build removes the layout folder when its own Open made it and no tag was
+// committed there (LayoutWriter::RemoveIfCreated): a concurrent writer's image stays.
 Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOptions& opt, const std::string& out_dir,
                                  bool archive_out) {
   auto writer = layout::LayoutWriter::Open(out_dir);

@@ -267,6 +267,28 @@ TEST(LayoutIndexLock, AFailedEditWritesNothing) {
   EXPECT_EQ(Tags(dir->path()), (std::set<std::string>{"v1", "v2"}));
 }
 
+// A failed command removes a layout its Open created, but never one where a concurrent
+// writer committed an image meanwhile.
+TEST(LayoutIndexLock, AFailedCreatorKeepsAnotherWritersImage) {
+  auto dir = fs::TempDir::Create("layout-lock-test-");
+  const std::string alone = dir->path() + "/alone", shared = dir->path() + "/shared";
+  auto a = LayoutWriter::Open(alone);
+  ASSERT_TRUE(a.ok() && a->created());
+  WriteImage(*a, "mine", "layer");
+  a->RemoveIfCreated();
+  EXPECT_FALSE(fs::Exists(alone));
+
+  auto creator = LayoutWriter::Open(shared);
+  auto other = LayoutWriter::Open(shared);
+  ASSERT_TRUE(creator->created());
+  EXPECT_FALSE(other->created());
+  WriteImage(*creator, "mine", "layer");
+  WriteImage(*other, "theirs", "their layer");
+  creator->RemoveIfCreated();
+  EXPECT_EQ(Tags(shared), (std::set<std::string>{"mine", "theirs"}));
+  EXPECT_TRUE(Open(shared, "theirs").ok());
+}
+
 // Issue 24 (a): a file imported into a layout is linked only when nobody else can write
 // it and its bytes are its digest; anything else is copied and hashed as copied, and
 // other bytes are refused whatever the caller claimed.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include "fs/dir_lock.h"
@@ -46,6 +47,12 @@ class PreadReader : public oci::Reader {
   int fd_;
   uint64_t offset_ = 0;
 };
+
+// An index.json entry as RemoveIfCreated recognizes its own: tag and digest.
+std::string EntryKey(const oci::Descriptor& d) {
+  auto it = d.annotations.find(std::string(oci::kAnnotationRefName));
+  return (it == d.annotations.end() ? "" : it->second) + "@" + d.digest.str();
+}
 
 std::string WithoutTrailingSlash(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -201,12 +208,30 @@ Status LayoutWriter::SetTag(const oci::Descriptor& manifest, const std::string& 
     }
     kept.push_back(entry);
     index.manifests = std::move(kept);
+    std::lock_guard<std::mutex> hold(committed_->mu);
+    committed_->entries.insert(EntryKey(entry));
     return Status::Ok();
   });
 }
 
 void LayoutWriter::RemoveIfCreated() const {
-  if (created_) (void)fs::RemoveTree(dir_);
+  if (!created_) return;
+  auto lock = fs::DirLock::Exclusive(dir_);
+  if (!lock.ok()) return;
+  // An entry another writer committed meanwhile keeps the layout: a command that failed
+  // must not take a concurrent command's finished image with it.
+  auto raw = fs::ReadRegularBeneath(dir_, "index.json", kMaxIndexBytes);
+  if (raw.ok()) {
+    auto index = oci::ParseIndex(*raw, dir_ + "/index.json");
+    if (!index.ok()) return;
+    std::lock_guard<std::mutex> hold(committed_->mu);
+    for (const auto& d : index->manifests) {
+      if (!committed_->entries.count(EntryKey(d))) return;
+    }
+  } else if (raw.error().kind != ErrorKind::kNotFound) {
+    return;
+  }
+  (void)fs::RemoveTree(dir_);
 }
 
 }  // namespace imgtool::layout

@@ -12,6 +12,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -44,7 +47,7 @@ class LayoutWriter {
   static Result<LayoutWriter> Open(const std::string& dir);
 
   const std::string& dir() const { return dir_; }
-  // This writer's Open made the folder (a failed command removes it: RemoveIfCreated).
+  // This writer's Open made the folder (a failed command may remove it: RemoveIfCreated).
   bool created() const { return created_; }
   std::string BlobPath(const oci::Digest& d) const;
   // A regular file of that size is there (a symlink, FIFO or folder is not a blob).
@@ -74,12 +77,21 @@ class LayoutWriter {
   // manifest that had the tag. An empty tag adds the manifest untagged.
   Status SetTag(const oci::Descriptor& manifest, const std::string& tag) const;
 
-  // Removes the folder when this writer's Open created it.
+  // Removes the folder when this writer's Open created it and index.json lists nothing
+  // but what this writer (or a copy of it) tagged: decided under the lock, so an image a
+  // concurrent writer committed there keeps the folder.
   void RemoveIfCreated() const;
 
  private:
+  // What SetTag committed, shared by the copies of this writer.
+  struct Committed {
+    std::mutex mu;
+    std::set<std::string> entries;  // "tag@digest"
+  };
+
   std::string dir_;
   bool created_ = false;
+  std::shared_ptr<Committed> committed_ = std::make_shared<Committed>();
 };
 
 }  // namespace imgtool::layout
