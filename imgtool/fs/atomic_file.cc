@@ -77,6 +77,12 @@ Status AtomicFile::Write(const void* data, size_t len) {
   return Status::Ok();
 }
 
+Status AtomicFile::Chmod(unsigned mode) {
+  if (fd_ < 0) return MakeError(ErrorKind::kInternal, "chmod of a file that is not open");
+  if (::fchmod(fd_, static_cast<mode_t>(mode)) != 0) return Errno("chmod " + temp_path_);
+  return Status::Ok();
+}
+
 Status AtomicFile::Commit() { return CommitAs(final_path_); }
 
 Status AtomicFile::CommitAs(const std::string& final_path) {

@@ -22,6 +22,9 @@ class AtomicFile {
   Status Open(const std::string& final_path);
   Status Write(const void* data, size_t len);
   Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  // The temporary's mode, set through its descriptor (never by its name, which someone
+  // who can write the folder could have swapped for a symlink to another of our files).
+  Status Chmod(unsigned mode);
   // fsync, rename over final_path, fsync the folder.
   Status Commit();
   // Same, but decides the final name only now (a blob's name is its digest).

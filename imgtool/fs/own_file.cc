@@ -76,7 +76,9 @@ Status MakeOwnDir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     IMGTOOL_TRY(MakeDirs(dir));
-    if (::chmod(dir.c_str(), 0755) != 0) return ErrnoError("chmod " + dir, errno);
+    // Through a descriptor of the folder itself: a symlink put there meanwhile is refused.
+    UniqueFd made(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!made || ::fchmod(made.get(), 0755) != 0) return ErrnoError("chmod " + dir, errno);
   }
   return CheckOwnDir(dir);
 }
@@ -85,7 +87,7 @@ Status WriteOwnFile(const std::string& path, std::string_view contents) {
   AtomicFile f;
   IMGTOOL_TRY(f.Open(path));
   IMGTOOL_TRY(f.Write(contents));
-  if (::chmod(f.temp_path().c_str(), 0644) != 0) return ErrnoError("chmod " + f.temp_path(), errno);
+  IMGTOOL_TRY(f.Chmod(0644));
   return f.Commit();
 }
 
