@@ -1,10 +1,9 @@
 #include "build/base_image.h"
 
-#include <sys/stat.h>
-
 #include <mutex>
 #include <vector>
 
+#include "fs/safe_open.h"
 #include "layout/layout_repository.h"
 #include "layout/layout_sink.h"
 #include "layout/layout_writer.h"
@@ -45,9 +44,10 @@ Result<std::shared_ptr<const oci::Image>> FromCache(const std::string& dir, cons
   if (!chain.ok()) return chain.error();
   std::shared_ptr<const oci::Image> image = chain->back().image;
   for (const auto& layer : image->layers()) {
-    struct stat st {};
-    std::string path = layout::BlobPathIn(dir, layer->digest());
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != layer->size()) {
+    // Not followed: a symlink or FIFO there counts as missing, and is fetched over.
+    uint64_t size = 0;
+    auto fd = fs::OpenRegularBeneath(dir, "blobs/sha256/" + layer->digest().hex(), &size);
+    if (!fd.ok() || size != static_cast<uint64_t>(layer->size())) {
       return MakeError(ErrorKind::kNotFound, "base cache " + dir + ": no layer " + layer->digest().str());
     }
   }

@@ -112,25 +112,23 @@ Status WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& 
 
 // Phase 2: the images, the index over them (a multi-platform build), the tag, the SBOMs,
 // the archive and the record.
-Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOptions& opt, const std::string& out_dir,
-                                 bool archive_out) {
-  auto writer = layout::LayoutWriter::Open(out_dir);
-  if (!writer.ok()) return writer.error();
+Result<BuildResult> WriteInto(layout::LayoutWriter& writer, const Spec& spec, Images& images, const BuildOptions& opt,
+                              const std::string& out_dir, bool archive_out) {
   BuildResult r;
   for (auto& image : images) {
-    auto written = image->Write(*writer, out_dir);
+    auto written = image->Write(writer, out_dir);
     if (!written.ok()) return written.error();
     r.images.push_back(std::move(*written));
   }
   r.is_index = !spec.platforms.empty() && !opt.platform;
   if (r.is_index) {
-    auto index = WriteIndex(*writer, r.images);
+    auto index = WriteIndex(writer, r.images);
     if (!index.ok()) return index.error();
     r.manifest = *index;
   } else {
     r.manifest = r.images[0].manifest;
   }
-  IMGTOOL_TRY(writer->SetTag(r.manifest, opt.output.tag.empty() ? "latest" : opt.output.tag));
+  IMGTOOL_TRY(writer.SetTag(r.manifest, opt.output.tag.empty() ? "latest" : opt.output.tag));
   r.sbom_path = SbomPathFor(opt.output.path);
   IMGTOOL_TRY(WriteSboms(spec, opt, out_dir, archive_out, r));
   if (archive_out) IMGTOOL_TRY(layout::WriteOciArchive(out_dir, opt.output.path));
@@ -140,6 +138,17 @@ Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOp
   if (!record.ok()) return record.error();
   IMGTOOL_TRY(fs::WriteFileAtomic(r.record_path, *record));
   return r;
+}
+
+// A failed build removes the layout folder when its own Open made it and no tag was
+// committed there (LayoutWriter::RemoveIfCreated): a concurrent writer's image stays.
+Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOptions& opt, const std::string& out_dir,
+                                 bool archive_out) {
+  auto writer = layout::LayoutWriter::Open(out_dir);
+  if (!writer.ok()) return writer.error();
+  auto result = WriteInto(*writer, spec, images, opt, out_dir, archive_out);
+  if (!result.ok()) writer->RemoveIfCreated();
+  return result;
 }
 
 }  // namespace
@@ -159,16 +168,13 @@ Result<BuildResult> Build(const BuildOptions& opt) {
   bool archive_out = opt.output.transport == ref::Transport::kOciArchive;
   std::string out_dir = opt.output.path;
   std::optional<fs::TempDir> staging;
-  bool created_new = !archive_out && !fs::Exists(out_dir);
   if (archive_out) {
     auto t = fs::TempDir::Create(".imgtool-build-", fs::DirName(opt.output.path));
     if (!t.ok()) return t.error();
     staging = std::move(*t);
     out_dir = staging->path();
   }
-  auto result = WriteOutputs(*spec, *images, opt, out_dir, archive_out);
-  if (!result.ok() && created_new) (void)fs::RemoveTree(out_dir);
-  return result;
+  return WriteOutputs(*spec, *images, opt, out_dir, archive_out);
 }
 
 }  // namespace imgtool::build

@@ -10,6 +10,7 @@
 
 #include "build/layer_cache.h"
 #include "fs/atomic_file.h"
+#include "fs/safe_open.h"
 #include "oci/human_bytes.h"
 #include "ref/url.h"
 #include "remote/stall_watch.h"
@@ -151,11 +152,18 @@ Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, c
   Fetched out;
   out.path = dir + "/" + sha256.hex();
   if (fs::Exists(out.path)) {
-    auto size = oci::DigestFile(out.path);  // cheap next to staging, and a damaged cache must not linger
-    if (size.ok() && size->digest == sha256) {
-      out.size = size->size;
-      out.cached = true;
-      return out;
+    // Hashed again (cheap next to staging: a damaged cache must not linger), opened
+    // without following: a symlink, FIFO or folder there is removed and fetched over.
+    uint64_t size = 0;
+    auto fd = fs::OpenRegularBeneath(options.cache_dir, "sha256/" + sha256.hex(), &size);
+    if (fd.ok()) {
+      oci::CheckedReader pinned(std::make_unique<fs::FdReader>(std::move(*fd)), sha256, static_cast<int64_t>(size),
+                                out.path);
+      if (oci::Drain(pinned).ok()) {
+        out.size = size;
+        out.cached = true;
+        return out;
+      }
     }
     (void)std::remove(out.path.c_str());
   }

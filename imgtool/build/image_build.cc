@@ -120,7 +120,11 @@ Result<PlannedLayer> ImageBuild::Plan(const LayerSpec& layer, const PlanOptions&
   auto hit = cache_.Lookup(key);
   auto side = hit ? cache_.LookupSidecar(key, "packages.json") : std::nullopt;
   auto cached = side ? ParsePackageRecords(*side, layer) : std::nullopt;
-  if (cached && fs::Exists(cache_.BlobPath(hit->digest))) {
+  Status blob = cached ? cache_.CheckBlob(*hit) : Status::Ok();
+  if (!blob.ok() && blob.error().kind != ErrorKind::kNotFound) {
+    Say("layer " + layer.name + ": not taken from the cache: " + blob.error().message + "; building it");
+  }
+  if (cached && blob.ok()) {
     IMGTOOL_TRY(CheckPackagePins(layer));
     plan.prebuilt = true;
     plan.packages = std::move(cached->records);
@@ -195,18 +199,20 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
   if (!spec_.platforms.empty() || opt_.platform) label = oci::PlatformString(spec_.platform) + " " + label;
   oci::Digest key = LayerKey(plan);
   std::optional<archive::WrittenLayer> written = cache_.Lookup(key);
-  bool cached = false;
-  if (written) {
-    int64_t size = static_cast<int64_t>(written->size);
-    if (out.HasBlob(written->digest, size)) {
-      cached = true;
-    } else if (fs::Exists(cache_.BlobPath(written->digest))) {
-      IMGTOOL_TRY(out.ImportBlob(cache_.BlobPath(written->digest), written->digest));
-      cached = out.HasBlob(written->digest, size);
+  bool cached = written && out.HasBlob(written->digest, static_cast<int64_t>(written->size));
+  Status placed = Status::Ok();
+  if (written && !cached) {
+    // Opened without following, linked only when ours, hashed unless known unchanged.
+    placed = cache_.PlaceBlob(*written, out);
+    cached = placed.ok();
+    if (!placed.ok() && placed.error().kind != ErrorKind::kNotFound) {
+      Say(label + ": not taken from the cache: " + placed.error().message + "; building it");
     }
   }
   if (!cached && plan.prebuilt) {
-    return MakeError(ErrorKind::kInternal, label + ": its cached blob disappeared during the build; run again");
+    return MakeError(ErrorKind::kInternal, label + ": its cached blob changed during the build (" +
+                                               (placed.ok() ? std::string("gone") : placed.error().message) +
+                                               "); run again");
   }
   if (!cached) {
     Say(label + ": " + std::to_string(plan.entries.size()) + " entries, " + HumanBytes(plan.content_bytes));
@@ -225,7 +231,7 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
     if (!w.ok()) return w.error().Context("building " + label);
     IMGTOOL_TRY(out.CommitBlob(blob, w->digest));
     written = *w;
-    (void)cache_.Store(key, *written, out.BlobPath(w->digest));  // the cache is best effort
+    (void)cache_.Store(key, *written, out);  // the cache is best effort
     if (w->diff_id != w->digest) known_.Record(w->digest, {w->diff_id, w->uncompressed_size});
   }
   if (plan.keep_package_records) {

@@ -42,14 +42,22 @@ std::string BaseName(const std::string& path) {
   return pos == std::string::npos ? path : path.substr(pos + 1);
 }
 
+std::string UniqueTempPath(const std::string& final_path) {
+  return DirName(final_path) + "/.tmp-" + BaseName(final_path) + "-" + RandomSuffix();
+}
+
 AtomicFile::~AtomicFile() { Abort(); }
 
 Status AtomicFile::Open(const std::string& final_path) {
   Abort();
   final_path_ = final_path;
-  temp_path_ = DirName(final_path) + "/.tmp-" + BaseName(final_path) + "-" + RandomSuffix();
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Errno("creating " + temp_path_);
+  temp_path_ = UniqueTempPath(final_path);
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    Error e = Errno("creating " + temp_path_);
+    temp_path_.clear();  // not ours: Abort must not remove it
+    return e;
+  }
   written_ = 0;
   return Status::Ok();
 }
@@ -66,6 +74,12 @@ Status AtomicFile::Write(const void* data, size_t len) {
     len -= static_cast<size_t>(n);
     written_ += static_cast<uint64_t>(n);
   }
+  return Status::Ok();
+}
+
+Status AtomicFile::Chmod(unsigned mode) {
+  if (fd_ < 0) return MakeError(ErrorKind::kInternal, "chmod of a file that is not open");
+  if (::fchmod(fd_, static_cast<mode_t>(mode)) != 0) return Errno("chmod " + temp_path_);
   return Status::Ok();
 }
 
@@ -93,6 +107,25 @@ void AtomicFile::Abort() {
     ::unlink(temp_path_.c_str());
     temp_path_.clear();
   }
+}
+
+Status LinkAtomic(int fd, const std::string& final_path) {
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  std::string tmp;
+  for (int attempt = 0;; ++attempt) {
+    tmp = UniqueTempPath(final_path);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) == 0) break;
+    if (errno != EEXIST || attempt == 3) return Errno("linking " + final_path);
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    Error e = Errno("renaming to " + final_path);
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  // When final_path already was this very file, rename(2) succeeds without doing
+  // anything and the temporary name is still there.
+  ::unlink(tmp.c_str());
+  return FsyncDir(DirName(final_path));
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {

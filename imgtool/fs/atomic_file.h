@@ -18,10 +18,13 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Creates "<dir>/.tmp-<name>-<random>" beside final_path (mode 0644 after umask).
+  // Creates UniqueTempPath(final_path) with O_EXCL | O_NOFOLLOW (mode 0644 after umask).
   Status Open(const std::string& final_path);
   Status Write(const void* data, size_t len);
   Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  // The temporary's mode, set through its descriptor (never by its name, which someone
+  // who can write the folder could have swapped for a symlink to another of our files).
+  Status Chmod(unsigned mode);
   // fsync, rename over final_path, fsync the folder.
   Status Commit();
   // Same, but decides the final name only now (a blob's name is its digest).
@@ -37,6 +40,19 @@ class AtomicFile {
   std::string temp_path_;
   uint64_t written_ = 0;
 };
+
+// "<dir>/.tmp-<name>-<random>" beside final_path: a name no other thread or process picks
+// (10 random characters from a per-thread generator seeded by std::random_device; pid
+// alone collides between threads). Create it with O_EXCL (or link(2), which never
+// replaces), never by opening an existing name: a collision then fails instead of
+// writing through someone else's file or symlink.
+std::string UniqueTempPath(const std::string& final_path);
+
+// Puts the open file `fd` itself at final_path, replacing what was there: a hard link
+// made through /proc/self/fd (the file opened, not whatever its name holds now) under a
+// UniqueTempPath, then renamed over final_path. kInternal when links are impossible
+// there (another filesystem, a file already deleted): the caller copies instead.
+Status LinkAtomic(int fd, const std::string& final_path);
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
 // Reads a whole small file; refuses files larger than max_bytes (hostile input) and

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "fs/atomic_file.h"
+#include "fs/safe_open.h"
 
 namespace imgtool::fs {
 
@@ -24,14 +25,8 @@ std::string Untrusted(const struct stat& st) {
   return "";
 }
 
-}  // namespace
-
-Result<std::string> ReadOwnFile(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ELOOP) return MakeError(ErrorKind::kDenied, path + ": a symlink");
-    return ErrnoError("opening " + path, errno);
-  }
+// The bytes of an open file once it passed the checks; kDenied naming why not.
+Result<std::string> ReadIfOurs(int fd, const std::string& path, uint64_t max_bytes) {
   struct stat st {};
   std::string why;
   if (::fstat(fd, &st) != 0) {
@@ -43,9 +38,30 @@ Result<std::string> ReadOwnFile(const std::string& path, uint64_t max_bytes) {
   }
   std::string text;
   if (why.empty() && !ReadExactly(fd, &text, static_cast<size_t>(st.st_size))) why = "short read";
-  ::close(fd);
   if (!why.empty()) return MakeError(ErrorKind::kDenied, path + ": " + why);
   return text;
+}
+
+}  // namespace
+
+bool OnlyWeCanWrite(const struct stat& st) { return S_ISREG(st.st_mode) && Untrusted(st).empty(); }
+
+Result<std::string> ReadOwnFile(const std::string& path, uint64_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) {
+    if (errno == ELOOP) return MakeError(ErrorKind::kDenied, path + ": a symlink");
+    return ErrnoError("opening " + path, errno);
+  }
+  return ReadIfOurs(fd.get(), path, max_bytes);
+}
+
+Result<std::string> ReadOwnFileBeneath(const std::string& root, const std::string& relative, uint64_t max_bytes) {
+  auto fd = OpenRegularBeneath(root, relative);
+  if (!fd.ok()) {
+    if (fd.error().kind == ErrorKind::kNotFound) return fd.error();
+    return MakeError(ErrorKind::kDenied, fd.error().message);
+  }
+  return ReadIfOurs(fd->get(), root + "/" + relative, max_bytes);
 }
 
 Status CheckOwnDir(const std::string& dir) {
@@ -60,7 +76,9 @@ Status MakeOwnDir(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     IMGTOOL_TRY(MakeDirs(dir));
-    if (::chmod(dir.c_str(), 0755) != 0) return ErrnoError("chmod " + dir, errno);
+    // Through a descriptor of the folder itself: a symlink put there meanwhile is refused.
+    UniqueFd made(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!made || ::fchmod(made.get(), 0755) != 0) return ErrnoError("chmod " + dir, errno);
   }
   return CheckOwnDir(dir);
 }
@@ -69,7 +87,7 @@ Status WriteOwnFile(const std::string& path, std::string_view contents) {
   AtomicFile f;
   IMGTOOL_TRY(f.Open(path));
   IMGTOOL_TRY(f.Write(contents));
-  if (::chmod(f.temp_path().c_str(), 0644) != 0) return ErrnoError("chmod " + f.temp_path(), errno);
+  IMGTOOL_TRY(f.Chmod(0644));
   return f.Commit();
 }
 

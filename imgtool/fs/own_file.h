@@ -5,6 +5,8 @@
 // caller falls back to doing the work.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,6 +18,15 @@ namespace imgtool::fs {
 // The bytes of `path` (not followed if a symlink), or kNotFound when it does not exist,
 // or kDenied naming why it cannot be trusted (owner, mode, type, over max_bytes).
 Result<std::string> ReadOwnFile(const std::string& path, uint64_t max_bytes);
+
+// Reads `root`/`relative` the same way, and walks below `root` without following any
+// symlink (fs::OpenRegularBeneath): for entries of a cache whose folder is named once.
+Result<std::string> ReadOwnFileBeneath(const std::string& root, const std::string& relative, uint64_t max_bytes);
+
+// True for a file of the effective uid that group and others cannot write: its content
+// can change only through us (or root). Only such a file is shared by hard link into
+// an output, and only its stat identity may stand in for hashing it (fs/file_identity.h).
+bool OnlyWeCanWrite(const struct stat& st);
 
 // Ok when `dir` is a folder (not a symlink) owned by us that group and others cannot write.
 Status CheckOwnDir(const std::string& dir);

@@ -85,4 +85,23 @@ TEST(OwnFile, FolderChecks) {
   EXPECT_EQ(CheckOwnDir(dir->path() + "/none").error().kind, ErrorKind::kNotFound);
 }
 
+// A cache folder named once: nothing below it is followed (a symlinked folder or file
+// is refused, kDenied, naming what it is), and the file must still be ours.
+TEST(OwnFile, BeneathFollowsNothingBelowTheRoot) {
+  auto dir = TempDir::Create("own-file-test-");
+  ASSERT_TRUE(MakeOwnDir(dir->path() + "/layers").ok());
+  ASSERT_TRUE(WriteOwnFile(dir->path() + "/layers/e.json", "{}").ok());
+  EXPECT_EQ(*ReadOwnFileBeneath(dir->path(), "layers/e.json", 10), "{}");
+
+  ASSERT_EQ(::symlink("e.json", (dir->path() + "/layers/l.json").c_str()), 0);
+  ExpectDenied(ReadOwnFileBeneath(dir->path(), "layers/l.json", 10), "is a symlink; refused");
+  ASSERT_EQ(::symlink("layers", (dir->path() + "/alias").c_str()), 0);
+  ExpectDenied(ReadOwnFileBeneath(dir->path(), "alias/e.json", 10), "is a symlink; refused");
+  ASSERT_EQ(::mkfifo((dir->path() + "/layers/f.json").c_str(), 0600), 0);
+  ExpectDenied(ReadOwnFileBeneath(dir->path(), "layers/f.json", 10), "is a FIFO; refused");
+  ASSERT_EQ(::chmod((dir->path() + "/layers/e.json").c_str(), 0666), 0);
+  ExpectDenied(ReadOwnFileBeneath(dir->path(), "layers/e.json", 10), "writable by group or others");
+  EXPECT_EQ(ReadOwnFileBeneath(dir->path(), "layers/none", 10).error().kind, ErrorKind::kNotFound);
+}
+
 }  // namespace imgtool::fs

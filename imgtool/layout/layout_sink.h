@@ -1,8 +1,9 @@
 // The layout as a destination (oci.Sink): blobs streamed from any source into
 // blobs/sha256 (checked while they stream, renamed into place only when they match),
-// manifests as blobs, and the top manifest's tag in index.json, written last. A blob
-// that comes from another layout is hashed from its file and then hard-linked, not
-// copied. An oci-archive destination is this sink over a temporary folder, tarred on
+// manifests as blobs, and the top manifest's tag in index.json, written last (under the
+// layout's lock: LayoutWriter::UpdateIndex). A blob that comes from another layout is
+// opened there without following anything, hashed, and hard-linked when it is ours
+// (else copied): LayoutWriter::ImportBlob. An oci-archive destination is this sink over a temporary folder, tarred on
 // Commit (oci_archive.h).
 #pragma once
 
@@ -24,20 +25,19 @@ class LayoutSink : public oci::Sink {
   Result<oci::PutOutcome> PutBlob(const oci::Blob& blob, const std::function<void(uint64_t)>& progress) override;
   Status PutManifest(const oci::Descriptor& d, const std::string& bytes, const std::optional<std::string>& tag) override;
   Status Commit() override { return Status::Ok(); }
+  // Removes the folder when this sink's Open created it and nothing is tagged there.
   void Discard() override;
   const LayoutWriter& writer() const { return writer_; }
 
  protected:
-  LayoutSink(LayoutWriter writer, std::string name, bool created)
-      : writer_(std::move(writer)), name_(std::move(name)), created_(created) {}
+  LayoutSink(LayoutWriter writer, std::string name) : writer_(std::move(writer)), name_(std::move(name)) {}
 
  private:
-  Result<oci::PutOutcome> LinkFromLayout(const std::string& src_dir, const oci::Blob& blob);
+  Result<oci::PutOutcome> ImportFromLayout(const std::string& src_dir, const oci::Blob& blob);
   Result<oci::PutOutcome> Stream(const oci::Blob& blob, const std::function<void(uint64_t)>& progress);
 
   LayoutWriter writer_;
   std::string name_;
-  bool created_ = false;  // the folder did not exist: Discard removes it
 };
 
 }  // namespace imgtool::layout

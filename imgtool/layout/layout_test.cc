@@ -2,16 +2,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "fs/atomic_file.h"
+#include "fs/own_file.h"
+#include "fs/safe_open.h"
 #include "layout/layout_reader.h"
 #include "layout/layout_repository.h"
 #include "layout/layout_sink.h"
-#include "oci/memory_store.h"
 #include "layout/layout_writer.h"
+#include "layout/oci_archive.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
+#include "oci/memory_store.h"
 
 namespace imgtool::layout {
 
@@ -33,6 +40,48 @@ oci::Descriptor WriteImage(LayoutWriter& w, const std::string& tag, const std::s
 
 Result<oci::Node> Open(const std::string& dir, const std::string& tag) {
   return LayoutRepository(dir, "oci:" + dir, "img").Open(tag);
+}
+
+std::set<std::string> Tags(const std::string& dir) {
+  std::set<std::string> tags;
+  auto index = ReadIndex(dir);
+  EXPECT_TRUE(index.ok()) << index.error().message;
+  if (!index.ok()) return tags;
+  for (const auto& d : index->manifests) {
+    auto it = d.annotations.find(std::string(oci::kAnnotationRefName));
+    if (it != d.annotations.end()) tags.insert(it->second);
+  }
+  return tags;
+}
+
+struct stat StatOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+// Names in blobs/sha256 that are not 64 hex digits: temporaries left behind.
+int Leftovers(const std::string& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/blobs/sha256")) {
+    n += e.path().filename().string().size() != 64;
+  }
+  return n;
+}
+
+oci::Descriptor LayerDescriptor(const std::string& bytes) {
+  oci::Descriptor d;
+  d.media_type = std::string(oci::kMediaTypeLayerGzip);
+  d.digest = oci::Digest::Of(bytes);
+  d.size = static_cast<int64_t>(bytes.size());
+  return d;
+}
+
+Result<ImportedBlob> ImportFile(const LayoutWriter& w, const std::string& path, const oci::Descriptor& d,
+                                ContentCheck check) {
+  auto fd = fs::OpenRegular(path);
+  if (!fd.ok()) return fd.error();
+  return w.ImportBlob(fd->get(), d, check);
 }
 
 }  // namespace
@@ -166,6 +215,179 @@ TEST(Layout, AnIndexChildIsFoundByDigest) {
   auto none = node->index->ChildFor(oci::Platform{"linux", "amd64", ""});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().message.find("no image for linux/amd64 (it has linux/arm64)"), std::string::npos);
+}
+
+// Issue 24 (b): writers racing on one layout, each through its own LayoutWriter (as
+// separate imgtool processes would be), into a folder none of them finds existing. Every
+// tag must survive: index.json is only changed under the layout's lock. Runs under TSan
+// (scripts/test --sanitize thread).
+TEST(LayoutIndexLock, ConcurrentWritersKeepEveryTag) {
+  auto dir = fs::TempDir::Create("layout-lock-test-");
+  const std::string layout = dir->path() + "/shared";
+  constexpr int kThreads = 8, kTags = 10;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto w = LayoutWriter::Open(layout);
+      if (!w.ok()) {
+        errors[t] = w.error().message;
+        return;
+      }
+      for (int i = 0; i < kTags; ++i) {
+        std::string tag = "t" + std::to_string(t) + "-" + std::to_string(i);
+        WriteImage(*w, tag, "layer of " + tag);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  std::set<std::string> tags = Tags(layout);
+  EXPECT_EQ(tags.size(), static_cast<size_t>(kThreads * kTags));
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kTags; ++i) EXPECT_TRUE(tags.count("t" + std::to_string(t) + "-" + std::to_string(i)));
+  }
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(Open(layout, "t" + std::to_string(t) + "-9").ok());
+  EXPECT_EQ(Leftovers(layout), 0);
+}
+
+// An update that fails leaves index.json as it was (and the lock released).
+TEST(LayoutIndexLock, AFailedEditWritesNothing) {
+  auto dir = fs::TempDir::Create("layout-lock-test-");
+  auto w = LayoutWriter::Open(dir->path());
+  WriteImage(*w, "v1", "layer");
+  std::string before = *fs::ReadSmallFile(dir->path() + "/index.json");
+  Status st = w->UpdateIndex([](oci::Index& index) {
+    index.manifests.clear();
+    return Status(MakeError(ErrorKind::kInvalidInput, "no"));
+  });
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(*fs::ReadSmallFile(dir->path() + "/index.json"), before);
+  EXPECT_TRUE(w->SetTag(*ResolveManifest(dir->path(), "v1"), "v2").ok());
+  EXPECT_EQ(Tags(dir->path()), (std::set<std::string>{"v1", "v2"}));
+}
+
+// A failed command removes a layout its Open created, but never one where a concurrent
+// writer committed an image meanwhile.
+TEST(LayoutIndexLock, AFailedCreatorKeepsAnotherWritersImage) {
+  auto dir = fs::TempDir::Create("layout-lock-test-");
+  const std::string alone = dir->path() + "/alone", shared = dir->path() + "/shared";
+  auto a = LayoutWriter::Open(alone);
+  ASSERT_TRUE(a.ok() && a->created());
+  WriteImage(*a, "mine", "layer");
+  a->RemoveIfCreated();
+  EXPECT_FALSE(fs::Exists(alone));
+
+  auto creator = LayoutWriter::Open(shared);
+  auto other = LayoutWriter::Open(shared);
+  ASSERT_TRUE(creator->created());
+  EXPECT_FALSE(other->created());
+  WriteImage(*creator, "mine", "layer");
+  WriteImage(*other, "theirs", "their layer");
+  creator->RemoveIfCreated();
+  EXPECT_EQ(Tags(shared), (std::set<std::string>{"mine", "theirs"}));
+  EXPECT_TRUE(Open(shared, "theirs").ok());
+}
+
+// Issue 24 (a): a file imported into a layout is linked only when nobody else can write
+// it and its bytes are its digest; anything else is copied and hashed as copied, and
+// other bytes are refused whatever the caller claimed.
+TEST(LayoutImport, LinksOnlyOurCheckedFilesAndHashesEveryCopy) {
+  auto dir = fs::TempDir::Create("layout-import-test-");
+  auto w = LayoutWriter::Open(dir->path() + "/out");
+  const std::string bytes = "the layer's bytes";
+  const oci::Descriptor d = LayerDescriptor(bytes);
+  const std::string src = dir->path() + "/src", forged = dir->path() + "/forged";
+  ASSERT_TRUE(fs::WriteOwnFile(src, bytes).ok());
+  ASSERT_TRUE(fs::WriteOwnFile(forged, std::string(bytes.size(), 'S')).ok());
+
+  auto refused = ImportFile(*w, forged, d, ContentCheck::kHash);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kIntegrity) << refused.error().message;
+  EXPECT_FALSE(w->HasBlob(d.digest, d.size));
+
+  auto linked = ImportFile(*w, src, d, ContentCheck::kHash);
+  ASSERT_TRUE(linked.ok()) << linked.error().message;
+  EXPECT_TRUE(linked->linked);
+  EXPECT_EQ(linked->bytes_hashed, bytes.size());
+  EXPECT_EQ(StatOf(w->BlobPath(d.digest)).st_ino, StatOf(src).st_ino);
+  ASSERT_EQ(::unlink(w->BlobPath(d.digest).c_str()), 0);
+
+  // Others can write these: copied, never linked, and hashed even when "known good".
+  ASSERT_EQ(::chmod(src.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(forged.c_str(), 0666), 0);
+  auto forged_copy = ImportFile(*w, forged, d, ContentCheck::kKnownGood);
+  ASSERT_FALSE(forged_copy.ok());
+  EXPECT_EQ(forged_copy.error().kind, ErrorKind::kIntegrity);
+  EXPECT_FALSE(w->HasBlob(d.digest, d.size));
+  auto copied = ImportFile(*w, src, d, ContentCheck::kKnownGood);
+  ASSERT_TRUE(copied.ok()) << copied.error().message;
+  EXPECT_FALSE(copied->linked);
+  EXPECT_EQ(copied->bytes_hashed, bytes.size());
+  EXPECT_NE(StatOf(w->BlobPath(d.digest)).st_ino, StatOf(src).st_ino);
+  EXPECT_EQ(*fs::ReadSmallFile(w->BlobPath(d.digest)), bytes);
+
+  oci::Descriptor longer = d;
+  longer.size += 1;
+  auto wrong_size = ImportFile(*w, src, longer, ContentCheck::kKnownGood);
+  ASSERT_FALSE(wrong_size.ok());
+  EXPECT_EQ(wrong_size.error().kind, ErrorKind::kIntegrity);
+  EXPECT_EQ(Leftovers(dir->path() + "/out"), 0);
+}
+
+// Threads placing the same blob at once (copy --jobs, two builds): each under its own
+// temporary name, all succeed, none is left behind.
+TEST(LayoutImport, ConcurrentImportsOfOneBlobAllSucceed) {
+  auto dir = fs::TempDir::Create("layout-import-test-");
+  auto w = LayoutWriter::Open(dir->path() + "/out");
+  const std::string bytes(1 << 16, 'x');
+  const oci::Descriptor d = LayerDescriptor(bytes);
+  const std::string src = dir->path() + "/src";
+  ASSERT_TRUE(fs::WriteOwnFile(src, bytes).ok());
+  constexpr int kThreads = 8;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        auto r = ImportFile(*w, src, d, t % 2 ? ContentCheck::kHash : ContentCheck::kKnownGood);
+        if (!r.ok()) errors[t] = r.error().message;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  EXPECT_TRUE(w->HasBlob(d.digest, d.size));
+  EXPECT_EQ(Leftovers(dir->path() + "/out"), 0);
+}
+
+// An archive is an output too: a blob that is a symlink (to a secret) or whose bytes are
+// not its name is refused while archiving, and no archive is written.
+TEST(OciArchiveWrite, RefusesASymlinkOrAlteredBlob) {
+  auto dir = fs::TempDir::Create("archive-write-test-");
+  const std::string layout = dir->path() + "/l", archive = dir->path() + "/a.tar";
+  auto w = LayoutWriter::Open(layout);
+  auto desc = WriteImage(*w, "v1", "layer bytes");
+  ASSERT_TRUE(WriteOciArchive(layout, archive).ok());
+  ASSERT_EQ(::unlink(archive.c_str()), 0);
+  const std::string layer = w->BlobPath(oci::Digest::Of("layer bytes"));
+  const std::string secret = dir->path() + "/secret";
+  ASSERT_TRUE(fs::WriteFileAtomic(secret, "SECRET-KEY!").ok());  // the layer's size
+
+  ASSERT_EQ(::unlink(layer.c_str()), 0);
+  ASSERT_EQ(::symlink(secret.c_str(), layer.c_str()), 0);
+  Status linked = WriteOciArchive(layout, archive);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().message.find("is a symlink; refused"), std::string::npos) << linked.error().message;
+  EXPECT_FALSE(fs::Exists(archive));
+
+  ASSERT_EQ(::unlink(layer.c_str()), 0);
+  ASSERT_TRUE(fs::WriteFileAtomic(layer, "SECRET-KEY!").ok());
+  Status altered = WriteOciArchive(layout, archive);
+  ASSERT_FALSE(altered.ok());
+  EXPECT_EQ(altered.error().kind, ErrorKind::kIntegrity) << altered.error().message;
+  EXPECT_FALSE(fs::Exists(archive));
+  EXPECT_EQ(Leftovers(layout), 0);
 }
 
 }  // namespace imgtool::layout

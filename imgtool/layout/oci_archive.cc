@@ -3,14 +3,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
+#include <optional>
 #include <vector>
 
+#include "fs/dir_lock.h"
 #include "fs/safe_open.h"
 #include "layout/layout_reader.h"
 #include "oci/quote.h"
@@ -45,62 +43,66 @@ Error ArchiveError(archive* a, const std::string& what) {
   return MakeError(ErrorKind::kInternal, what + ": " + (msg ? msg : "libarchive error"));
 }
 
+bool IsHex64(const std::string& s) {
+  return s.size() == 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 Result<std::vector<std::string>> ListBlobs(const std::string& dir) {
   std::vector<std::string> names;
   DIR* d = ::opendir((dir + "/blobs/sha256").c_str());
   if (!d) return MakeError(ErrorKind::kNotFound, dir + ": blobs/sha256 missing");
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n.size() == 64) names.push_back(n);  // skips ".", "..", and temporaries
+    if (IsHex64(n)) names.push_back(n);  // skips ".", "..", and temporaries
   }
   ::closedir(d);
   std::sort(names.begin(), names.end());
   return names;
 }
 
-Status AddEntry(archive* a, const std::string& name, const std::string& source, bool is_dir) {
+// An entry as every one of ours is: mtime 0, owner 0:0.
+std::unique_ptr<archive_entry, EntryFree> NewEntry(const std::string& name, unsigned type, int perm) {
   std::unique_ptr<archive_entry, EntryFree> e(archive_entry_new());
   archive_entry_set_pathname(e.get(), name.c_str());
   archive_entry_set_mtime(e.get(), 0, 0);
   archive_entry_set_uid(e.get(), 0);
   archive_entry_set_gid(e.get(), 0);
-  if (is_dir) {
-    archive_entry_set_filetype(e.get(), AE_IFDIR);
-    archive_entry_set_perm(e.get(), 0755);
-    if (archive_write_header(a, e.get()) != ARCHIVE_OK) return ArchiveError(a, "archiving " + name);
-    return Status::Ok();
-  }
-  struct stat st {};
-  int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    if (fd >= 0) ::close(fd);
-    return MakeError(ErrorKind::kNotFound, "archiving " + source + ": " + std::strerror(errno));
-  }
-  archive_entry_set_filetype(e.get(), AE_IFREG);
-  archive_entry_set_perm(e.get(), 0644);
-  archive_entry_set_size(e.get(), st.st_size);
-  if (archive_write_header(a, e.get()) != ARCHIVE_OK) {
-    ::close(fd);
-    return ArchiveError(a, "archiving " + name);
-  }
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (archive_write_data(a, buf.data(), static_cast<size_t>(n)) != n) {
-      ::close(fd);
-      return ArchiveError(a, "archiving " + name);
-    }
-  }
-  ::close(fd);
+  archive_entry_set_filetype(e.get(), type);
+  archive_entry_set_perm(e.get(), perm);
+  return e;
+}
+
+Status AddFolder(archive* a, const std::string& name) {
+  auto e = NewEntry(name, AE_IFDIR, 0755);
+  if (archive_write_header(a, e.get()) != ARCHIVE_OK) return ArchiveError(a, "archiving " + name);
   return Status::Ok();
 }
 
-bool IsHex64(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+// The layout's file `name`, opened without following anything (a symlink or FIFO there
+// is refused, never archived); a blob's bytes are hashed as they are archived and must
+// be the digest its name says, or the archive is not committed.
+Status AddFile(archive* a, const std::string& dir, const std::string& name, const std::optional<oci::Digest>& digest) {
+  uint64_t size = 0;
+  auto fd = fs::OpenRegularBeneath(dir, name, &size);
+  if (!fd.ok()) return fd.error().Context("archiving");
+  auto e = NewEntry(name, AE_IFREG, 0644);
+  archive_entry_set_size(e.get(), static_cast<la_int64_t>(size));
+  if (archive_write_header(a, e.get()) != ARCHIVE_OK) return ArchiveError(a, "archiving " + name);
+  std::unique_ptr<oci::Reader> reader = std::make_unique<fs::FdReader>(std::move(*fd));
+  if (digest) {
+    reader = std::make_unique<oci::CheckedReader>(std::move(reader), *digest, static_cast<int64_t>(size),
+                                                  "archiving " + dir + "/" + name);
+  }
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    auto n = reader->Read(buf.data(), buf.size());
+    if (!n.ok()) return n.error();
+    if (*n == 0) return Status::Ok();
+    if (archive_write_data(a, buf.data(), *n) != static_cast<la_ssize_t>(*n)) {
+      return ArchiveError(a, "archiving " + name);
+    }
+  }
 }
 
 }  // namespace
@@ -117,11 +119,15 @@ Status WriteOciArchive(const std::string& dir, const std::string& archive_path) 
     return ArchiveError(a.get(), "writing " + archive_path);
   }
   // Sorted by name, parents first.
-  IMGTOOL_TRY(AddEntry(a.get(), "blobs", "", true));
-  IMGTOOL_TRY(AddEntry(a.get(), "blobs/sha256", "", true));
-  for (const auto& hex : *blobs) IMGTOOL_TRY(AddEntry(a.get(), "blobs/sha256/" + hex, dir + "/blobs/sha256/" + hex, false));
-  IMGTOOL_TRY(AddEntry(a.get(), "index.json", dir + "/index.json", false));
-  IMGTOOL_TRY(AddEntry(a.get(), "oci-layout", dir + "/oci-layout", false));
+  IMGTOOL_TRY(AddFolder(a.get(), "blobs"));
+  IMGTOOL_TRY(AddFolder(a.get(), "blobs/sha256"));
+  for (const auto& hex : *blobs) {
+    auto digest = oci::Digest::Parse("sha256:" + hex);
+    if (!digest.ok()) return digest.error();
+    IMGTOOL_TRY(AddFile(a.get(), dir, "blobs/sha256/" + hex, *digest));
+  }
+  IMGTOOL_TRY(AddFile(a.get(), dir, "index.json", std::nullopt));
+  IMGTOOL_TRY(AddFile(a.get(), dir, "oci-layout", std::nullopt));
   if (archive_write_close(a.get()) != ARCHIVE_OK) return ArchiveError(a.get(), "writing " + archive_path);
   return out.Commit();
 }
@@ -175,15 +181,23 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
 }
 
 Result<std::unique_ptr<ArchiveSink>> ArchiveSink::Open(const std::string& archive_path, const std::string& name) {
+  // Held from reading the archive to renaming the new one into place: a concurrent
+  // writer of the same archive waits, then reads what this one wrote.
+  auto lock = fs::DirLock::Exclusive(fs::DirName(archive_path));
+  if (!lock.ok()) return lock.error().Context(name);
   auto tmp = fs::TempDir::Create("imgtool-archive-out-");
   if (!tmp.ok()) return tmp.error();
   auto keep = std::make_shared<fs::TempDir>(std::move(*tmp));
   if (fs::Exists(archive_path)) IMGTOOL_TRY(ExtractOciArchive(archive_path, keep->path()));
   auto w = LayoutWriter::Open(keep->path());
   if (!w.ok()) return w.error().Context(name);
-  return std::unique_ptr<ArchiveSink>(new ArchiveSink(std::move(*w), name, archive_path, keep));
+  return std::unique_ptr<ArchiveSink>(new ArchiveSink(std::move(*w), name, archive_path, keep, std::move(*lock)));
 }
 
-Status ArchiveSink::Commit() { return WriteOciArchive(tmp_->path(), path_); }
+Status ArchiveSink::Commit() {
+  Status st = WriteOciArchive(tmp_->path(), path_);
+  lock_ = fs::DirLock();
+  return st;
+}
 
 }  // namespace imgtool::layout
