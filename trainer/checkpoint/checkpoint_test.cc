@@ -35,10 +35,12 @@ TrainState Make(int64_t step, size_t n = 3) {
   return s;
 }
 
+// A folder of this test's own: ctest runs each test as its own process, in parallel, so a
+// fixed name would be shared by every test of a fixture (and by two suites at once).
 std::string FreshDir(const char* name) {
-  auto d = std::filesystem::temp_directory_path() / name;
-  std::filesystem::remove_all(d);
-  return d.string();
+  std::string pattern = (std::filesystem::temp_directory_path() / name).string() + ".XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << pattern << ": " << std::strerror(errno);
+  return pattern;
 }
 
 // Byte offsets of the header fields (checkpoint.h).
@@ -306,9 +308,12 @@ TEST(Checkpoint, OnlyDamagedCheckpointsIsAnError) {
 }
 
 TEST(Checkpoint, EmptyOrMissingDirIsAFreshStart) {
-  auto r = RestoreLatest(FreshDir("trainer_ckpt_none"), kShape, 42);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->path.empty());
+  std::string dir = FreshDir("trainer_ckpt_none");
+  for (const std::string& d : {dir, dir + "/missing"}) {
+    auto r = RestoreLatest(d, kShape, 42);
+    ASSERT_TRUE(r.ok()) << d;
+    EXPECT_TRUE(r->path.empty()) << d;
+  }
 }
 
 }  // namespace
