@@ -15,7 +15,6 @@ namespace imgtool::check {
 namespace {
 
 constexpr size_t kMaxThreads = 8;  // beyond this the disk or network, not the CPU, is the limit
-constexpr int kMaxDepth = 4;
 
 struct Walk {
   const oci::BlobStore& store;
@@ -156,12 +155,14 @@ Status CheckIndex(Walk& w, const oci::Descriptor& d, const std::string& raw, int
 }
 
 Status CheckManifest(Walk& w, const oci::Descriptor& d, int depth) {
-  if (depth > kMaxDepth) return MakeError(ErrorKind::kInvalidInput, "manifest " + d.digest.Short() + ": nested too deep");
   w.report.manifests.push_back(d.digest);
   auto raw = SmallBlob(w, d, true);
   if (!raw) return Status::Ok();
   std::string media_type = d.media_type.empty() ? oci::SniffManifestMediaType(*raw) : d.media_type;
-  if (oci::IsIndexMediaType(media_type)) return CheckIndex(w, d, *raw, depth);
+  if (oci::IsIndexMediaType(media_type)) {
+    IMGTOOL_TRY(oci::CheckIndexDepth(d.digest, depth + 1));  // depth counts manifests from 0, levels from 1
+    return CheckIndex(w, d, *raw, depth);
+  }
   if (!oci::IsManifestMediaType(media_type)) {
     return MakeError(ErrorKind::kInvalidInput, "manifest " + d.digest.Short() + ": unsupported media type \"" +
                                                    media_type + "\"");

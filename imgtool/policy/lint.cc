@@ -115,7 +115,7 @@ class Linter {
     std::string checksum;
     bool has_checksum = false;
     if (!ins.args.empty() && ins.args[0] == '[') {  // exec form: ADD ["src", "dest"]
-      auto j = oci::Json::parse(ins.args, nullptr, false);
+      auto j = oci::ParseJsonOrDiscarded(ins.args);
       if (j.is_array()) {
         for (const auto& w : j) {
           if (w.is_string()) words.push_back(w.get<std::string>());

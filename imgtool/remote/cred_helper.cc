@@ -72,7 +72,7 @@ Error Failed(const std::string& helper, const std::string& verb, const ChildResu
 
 // The answer to `get`. Its text is never quoted in errors: it may hold the secret.
 Result<std::optional<Credentials>> ParseAnswer(const std::string& out) {
-  oci::Json j = oci::Json::parse(out, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(out);
   bool ok = j.is_object();
   for (const char* key : {"Username", "Secret"}) ok = ok && (!j.contains(key) || j[key].is_string());
   if (!ok) return MakeError(ErrorKind::kTransport, R"(answer is not the JSON {"ServerURL","Username","Secret"})");

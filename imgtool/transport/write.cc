@@ -10,19 +10,15 @@ namespace imgtool::transport {
 
 namespace {
 
-constexpr int kMaxDepth = 4;  // an index of indexes of images is as deep as anyone nests
-
-// Children before parents, each manifest once.
-Status Collect(const oci::Node& node, int depth, std::vector<oci::Node>& out, std::set<oci::Digest>& seen) {
-  if (depth > kMaxDepth) {
-    return MakeError(ErrorKind::kInvalidInput, "manifest " + node.descriptor.digest.Short() + ": nested too deep");
-  }
+// Children before parents, each manifest once. The recursion ends within
+// oci::kMaxIndexDepth levels: ImageIndex::Child refuses an index nested deeper.
+Status Collect(const oci::Node& node, std::vector<oci::Node>& out, std::set<oci::Digest>& seen) {
   if (!seen.insert(node.descriptor.digest).second) return Status::Ok();
   if (node.is_index()) {
     for (const auto& c : node.index->children()) {
       auto child = node.index->Child(c);
       if (!child.ok()) return child.error();
-      IMGTOOL_TRY(Collect(*child, depth + 1, out, seen));
+      IMGTOOL_TRY(Collect(*child, out, seen));
     }
   }
   out.push_back(node);
@@ -93,14 +89,16 @@ Status PutBlobs(oci::Sink& sink, const std::vector<std::shared_ptr<const oci::Bl
   return Status::Ok();
 }
 
-const std::string& RawOf(const oci::Node& n) { return n.is_index() ? n.index->raw_manifest() : n.image->raw_manifest(); }
+const std::string& RawOf(const oci::Node& n) {
+  return n.is_index() ? n.index->raw_manifest() : n.image->raw_manifest();
+}
 
 }  // namespace
 
 Result<std::vector<oci::Node>> Manifests(const oci::Node& node) {
   std::vector<oci::Node> out;
   std::set<oci::Digest> seen;
-  IMGTOOL_TRY(Collect(node, 0, out, seen));
+  IMGTOOL_TRY(Collect(node, out, seen));
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -109,7 +107,7 @@ Status Write(const oci::Node& node, oci::Sink& sink, const std::optional<std::st
              WriteReport& report) {
   std::vector<oci::Node> manifests;
   std::set<oci::Digest> seen;
-  IMGTOOL_TRY(Collect(node, 0, manifests, seen));
+  IMGTOOL_TRY(Collect(node, manifests, seen));
   std::vector<BlobRecord> records;
   IMGTOOL_TRY(PutBlobs(sink, BlobsOf(manifests), opts, records));
   for (size_t i = 0; i < manifests.size(); ++i) {
