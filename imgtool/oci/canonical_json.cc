@@ -23,11 +23,10 @@ bool HasFloat(const Json& v) {
 // nlohmann's destructor, which does not recurse.
 struct NestedTooDeep {};
 
-// nlohmann's parser with the depth cap and, for kRefuse, the duplicate-key check in its
+// nlohmann's parser with the depth cap and, when asked, the duplicate-key check in its
 // callback; the first duplicate key goes to `duplicate`. Throws NestedTooDeep and
 // Json::exception.
-Json ParseCapped(std::string_view bytes, DuplicateKeys duplicates, std::string& duplicate) {
-  const bool refuse = duplicates == DuplicateKeys::kRefuse;
+Json ParseCapped(std::string_view bytes, bool refuse_duplicates, std::string& duplicate) {
   // Keys per open object (the default parser silently keeps the last).
   std::vector<std::set<std::string>> open_objects;
   auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
@@ -36,13 +35,13 @@ Json ParseCapped(std::string_view bytes, DuplicateKeys duplicates, std::string& 
       case Json::parse_event_t::array_start:
         // `depth` counts the arrays and objects already open around this one.
         if (depth >= kMaxJsonDepth) throw NestedTooDeep{};
-        if (refuse && event == Json::parse_event_t::object_start) open_objects.emplace_back();
+        if (refuse_duplicates && event == Json::parse_event_t::object_start) open_objects.emplace_back();
         break;
       case Json::parse_event_t::object_end:
-        if (refuse) open_objects.pop_back();
+        if (refuse_duplicates) open_objects.pop_back();
         break;
       case Json::parse_event_t::key:
-        if (refuse && !open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+        if (refuse_duplicates && !open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
           duplicate = parsed.get<std::string>();
         }
         break;
@@ -79,10 +78,10 @@ std::string StringMember(const Json& obj, std::string_view key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-Result<Json> ParseJson(std::string_view bytes, const std::string& what, DuplicateKeys duplicates) {
+Result<Json> ParseJson(std::string_view bytes, const std::string& what) {
   std::string duplicate;
   try {
-    Json j = ParseCapped(bytes, duplicates, duplicate);
+    Json j = ParseCapped(bytes, /*refuse_duplicates=*/true, duplicate);
     if (!duplicate.empty()) {
       return MakeError(ErrorKind::kInvalidInput, what + ": duplicate key \"" + duplicate + "\"");
     }
@@ -103,7 +102,7 @@ Result<Json> ParseJson(std::string_view bytes, const std::string& what, Duplicat
 Result<Json> ParseJsonLenient(std::string_view bytes, const std::string& what) {
   std::string unused;
   try {
-    return ParseCapped(bytes, DuplicateKeys::kLastWins, unused);
+    return ParseCapped(bytes, /*refuse_duplicates=*/false, unused);
   } catch (const NestedTooDeep&) {
     return TooDeep(what);
   } catch (const Json::exception&) {

@@ -34,23 +34,17 @@ Result<std::string> CanonicalJson(const Json& value);
 // so a deeper document is refused before the level past the cap is built.
 inline constexpr int kMaxJsonDepth = 128;
 
-// What a document's duplicate object keys mean.
-enum class DuplicateKeys {
-  kRefuse,    // an error: ambiguous documents are a known signature-bypass trick
-  kLastWins,  // nlohmann's reading (the last one counts): for answers read only for hints
-};
-
-// Parses JSON, refusing duplicate object keys (or reading the last, as asked), nesting
-// past kMaxJsonDepth ("WHAT: nested deeper than 128 levels") and reporting the byte offset
-// of a syntax error. `what` names the document in errors ("spec.json", "manifest
-// sha256:ab12..").
-Result<Json> ParseJson(std::string_view bytes, const std::string& what,
-                       DuplicateKeys duplicates = DuplicateKeys::kRefuse);
+// Parses JSON, refusing duplicate object keys (ambiguous documents are a known
+// signature-bypass trick), nesting past kMaxJsonDepth ("WHAT: nested deeper than 128
+// levels") and reporting the byte offset of a syntax error. `what` names the document in
+// errors ("spec.json", "manifest sha256:ab12..").
+Result<Json> ParseJson(std::string_view bytes, const std::string& what);
 
 // For readers that take text that is not JSON as "no answer" (a registry's error body, a
-// token reply, a helper's answer whose text must never be quoted): ParseJson with
-// kLastWins, and a discarded value (is_discarded()) for malformed text, whose parse error
-// would quote it. Nesting past kMaxJsonDepth is still the error above, naming `what`.
+// token reply, a helper's answer whose text must never be quoted) and read duplicate keys
+// as nlohmann does (the last one counts): a discarded value (is_discarded()) for
+// malformed text, whose parse error would quote it. Nesting past kMaxJsonDepth is still
+// the error above, naming `what`.
 Result<Json> ParseJsonLenient(std::string_view bytes, const std::string& what);
 
 // ParseJsonLenient where there is no error to return: a discarded value for anything it
