@@ -176,6 +176,18 @@ TEST(Decide, MalformedJsonIs400) {
   EXPECT_TRUE(c.asked.empty());
 }
 
+// Issue 24: a review nested 200,000 deep is refused by the JSON depth cap, named as such.
+TEST(Decide, ReviewNestedPastTheCapIs400) {
+  FakeChecker c;
+  std::string deep = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","x":)" +
+                     std::string(200'000, '[') + std::string(200'000, ']') + "}}";
+  Answer a = Decide(deep, AnswerAtOnce(c.fn()), Mode::kValidate);
+  EXPECT_EQ(a.http_status, 400);
+  EXPECT_EQ(Body(a)["response"]["status"]["message"],
+            "AdmissionReview: nested deeper than " + std::to_string(oci::kMaxJsonDepth) + " levels");
+  EXPECT_TRUE(c.asked.empty());
+}
+
 TEST(Decide, MissingUidIs400) {
   FakeChecker c;
   Json r = Review("Pod", {{"spec", PodSpec()}});

@@ -122,7 +122,9 @@ std::string Seconds(std::chrono::milliseconds d) {
 Answer Decide(const std::string& body, const CheckStarter& start, Mode mode, const ReviewLimits& limits) {
   // The deadline counts from here: the body is already read, the API server's clock runs.
   auto deadline = std::chrono::steady_clock::now() + limits.deadline;
-  auto review = oci::Json::parse(body, nullptr, false);
+  auto parsed = oci::ParseJsonLenient(body, "AdmissionReview");
+  if (!parsed.ok()) return Refuse(oci::Json(), parsed.error().message);
+  const oci::Json& review = *parsed;
   if (review.is_discarded()) return Refuse(oci::Json(), "AdmissionReview: the body is not JSON");
   auto req = ParseReview(review);
   if (!req.ok()) return Refuse(review, req.error().message);

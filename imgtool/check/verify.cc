@@ -20,7 +20,6 @@ namespace imgtool::check {
 namespace {
 
 constexpr size_t kMaxThreads = 8;  // beyond this the disk or network, not the CPU, is the limit
-constexpr int kMaxDepth = 4;
 constexpr int kMaxReadRounds = 4;  // a blob's reads for one manifest: raw, inflated, longer
 
 // A config's facts once its bytes checked out: its diff_ids, or why it has none (parsed
@@ -286,7 +285,10 @@ Status WalkManifest(Walk& w, const oci::Descriptor& d, int depth) {
   auto raw = SmallBlob(w, d, true);
   if (!raw) return Status::Ok();
   std::string media_type = d.media_type.empty() ? oci::SniffManifestMediaType(*raw) : d.media_type;
-  if (oci::IsIndexMediaType(media_type)) return CheckIndex(w, d, *raw, depth);
+  if (oci::IsIndexMediaType(media_type)) {
+    IMGTOOL_TRY(oci::CheckIndexDepth(d.digest, depth + 1));  // depth counts manifests from 0, levels from 1
+    return CheckIndex(w, d, *raw, depth);
+  }
   if (!oci::IsManifestMediaType(media_type)) {
     return MakeError(ErrorKind::kInvalidInput, "manifest " + d.digest.Short() + ": unsupported media type \"" +
                                                    media_type + "\"");
@@ -306,7 +308,6 @@ Status WalkManifest(Walk& w, const oci::Descriptor& d, int depth) {
 // is judged by its own size and the problems found the first time, and named when those
 // make it damaged.
 Status CheckManifest(Walk& w, const oci::Descriptor& d, int depth, const std::string& named_by) {
-  if (depth > kMaxDepth) return MakeError(ErrorKind::kInvalidInput, "manifest " + d.digest.Short() + ": nested too deep");
   auto key = std::make_pair(d.digest, d.media_type);
   if (auto seen = w.walked.find(key); seen != w.walked.end()) {
     if (KnownBad(w, d)) return Status::Ok();

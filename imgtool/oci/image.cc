@@ -35,6 +35,12 @@ Status CheckBytes(const std::string& raw, const Descriptor& d, const std::string
 
 }  // namespace
 
+Status CheckIndexDepth(const Digest& index, int level) {
+  if (level <= kMaxIndexDepth) return Status::Ok();
+  return MakeError(ErrorKind::kInvalidInput, "manifest " + index.Short() + ": nested too deep (more than " +
+                                                 std::to_string(kMaxIndexDepth) + " index levels)");
+}
+
 Result<std::string> BlobStore::ReadManifest(const Descriptor& d) const { return ReadBlob(*this, d, kMaxManifestBytes); }
 
 Result<std::string> ReadBlob(const BlobStore& store, const Descriptor& d, uint64_t max_bytes) {
@@ -55,13 +61,12 @@ Blob::Blob(std::shared_ptr<const BlobStore> store, Descriptor desc, Digest diff_
 Result<std::unique_ptr<Reader>> Blob::Open() const {
   auto raw = store_->OpenBlob(desc_);
   if (!raw.ok()) return raw.error();
-  return std::unique_ptr<Reader>(
-      std::make_unique<CheckedReader>(std::move(*raw), desc_.digest, desc_.size,
-                                      store_->name() + ": blob " + desc_.digest.str()));
+  return std::unique_ptr<Reader>(std::make_unique<CheckedReader>(std::move(*raw), desc_.digest, desc_.size,
+                                                                 store_->name() + ": blob " + desc_.digest.str()));
 }
 
 std::string SniffManifestMediaType(const std::string& bytes) {
-  Json j = Json::parse(bytes, nullptr, false);
+  Json j = ParseJsonOrDiscarded(bytes);
   if (j.is_object() && j.contains("mediaType") && j["mediaType"].is_string()) return j["mediaType"].get<std::string>();
   if (j.is_object() && j.contains("manifests")) return std::string(kMediaTypeIndex);
   return std::string(kMediaTypeManifest);
@@ -95,8 +100,7 @@ struct NodeBuilder {
       diff_ids = std::move(*ids);
       if (diff_ids.size() != m.layers.size()) {
         return MakeError(ErrorKind::kIntegrity, where + ": manifest has " + std::to_string(m.layers.size()) +
-                                                    " layers, config " + std::to_string(diff_ids.size()) +
-                                                    " diff_ids");
+                                                    " layers, config " + std::to_string(diff_ids.size()) + " diff_ids");
       }
     }
     for (size_t i = 0; i < m.layers.size(); ++i) {
@@ -108,8 +112,11 @@ struct NodeBuilder {
   }
 
   static Result<Node> IndexNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
-                                const std::string& where) {
+                                const std::string& where, int level) {
+    auto depth = CheckIndexDepth(d.digest, level);
+    if (!depth.ok()) return depth.error().Context(store->name());
     auto idx = std::make_shared<ImageIndex>();
+    idx->level_ = level;
     idx->store_ = store;
     idx->desc_ = d;
     idx->raw_manifest_ = std::move(raw);
@@ -122,7 +129,11 @@ struct NodeBuilder {
   }
 };
 
-Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw) {
+namespace {
+
+// OpenNode for an index's child: `level` is the level an index there would have.
+Result<Node> OpenNodeAt(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw,
+                        int level) {
   const std::string where = store->name() + ": manifest " + d.digest.Short();
   IMGTOOL_TRY(CheckManifestSize(d, where));
   if (!raw) {
@@ -135,17 +146,23 @@ Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& 
   std::string says = SniffManifestMediaType(*raw);
   if (desc.media_type.empty()) desc.media_type = says;
   // A manifest that names its own type must agree with what pointed at it.
-  if (says != desc.media_type && Json::parse(*raw, nullptr, false).contains("mediaType")) {
+  if (says != desc.media_type && ParseJsonOrDiscarded(*raw).contains("mediaType")) {
     return MakeError(ErrorKind::kInvalidInput,
                      where + ": its mediaType is " + says + ", but it was named as " + desc.media_type);
   }
-  if (IsIndexMediaType(desc.media_type)) return NodeBuilder::IndexNode(store, desc, std::move(*raw), where);
+  if (IsIndexMediaType(desc.media_type)) return NodeBuilder::IndexNode(store, desc, std::move(*raw), where, level);
   if (IsManifestMediaType(desc.media_type)) return NodeBuilder::ImageNode(store, desc, std::move(*raw), where);
   return Unsupported(where, desc.media_type);
 }
 
+}  // namespace
+
+Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw) {
+  return OpenNodeAt(std::move(store), d, std::move(raw), 1);
+}
+
 Result<Node> ImageIndex::Child(const Descriptor& d) const {
-  auto node = OpenNode(store_, d);
+  auto node = OpenNodeAt(store_, d, std::nullopt, level_ + 1);
   if (!node.ok()) return node.error().Context("index " + desc_.digest.Short());
   return node;
 }

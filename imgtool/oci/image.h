@@ -28,6 +28,17 @@ namespace imgtool::oci {
 inline constexpr uint64_t kMaxManifestBytes = 8 << 20;  // registries refuse more than 4 MiB
 inline constexpr uint64_t kMaxConfigBytes = 64 << 20;
 
+// How many indexes may nest, the top one counted: an index of indexes of images (a
+// manifest list inside an index) is as deep as anyone nests. ImageIndex::Child, the one
+// way down from an index, refuses a child index past this level, so no walk (copy,
+// verify, --platform, build's base, sign --recursive, ...) goes deeper or can forget to
+// stop; walkers of raw bytes (check::Verify) call CheckIndexDepth themselves.
+inline constexpr int kMaxIndexDepth = 4;
+
+// kInvalidInput "manifest sha256:ab12..: nested too deep (more than 4 index levels)" when
+// an index at `level` (1: the top) is past kMaxIndexDepth.
+Status CheckIndexDepth(const Digest& index, int level);
+
 class BlobStore {
  public:
   virtual ~BlobStore() = default;
@@ -111,8 +122,11 @@ class ImageIndex {
   const std::string& raw_manifest() const { return raw_manifest_; }
   const Index& index() const { return index_; }
   const std::vector<Descriptor>& children() const { return index_.manifests; }
-  // Opens one entry (its bytes checked against the entry's digest and size).
+  // Opens one entry (its bytes checked against the entry's digest and size); an entry
+  // that is an index one level past kMaxIndexDepth is refused (CheckIndexDepth).
   Result<Node> Child(const Descriptor& d) const;
+  // 1 for an index opened by OpenNode, its children's indexes 2, and so on.
+  int level() const { return level_; }
   // The entry for `p` (PlatformMatches); kNotFound listing the platforms there are.
   Result<Descriptor> ChildFor(const Platform& p) const;
   const std::shared_ptr<const BlobStore>& store() const { return store_; }
@@ -123,12 +137,14 @@ class ImageIndex {
   Descriptor desc_;
   std::string raw_manifest_;
   Index index_;
+  int level_ = 1;
 };
 
 // Opens what `d` names in `store`: reads and checks the manifest, then (for an image)
 // the config. `raw` may carry the manifest's bytes when the caller already holds them
 // (a registry answered a tag with them); they are checked against `d` all the same.
-// An unknown manifest media type is kInvalidInput naming it.
+// An unknown manifest media type is kInvalidInput naming it. What it opens is a top
+// node (an index at level 1): the way down from an index is ImageIndex::Child.
 Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d,
                       std::optional<std::string> raw = std::nullopt);
 

@@ -87,6 +87,70 @@ TEST(Image, EveryByteIsCheckedAgainstItsDescriptor) {
   EXPECT_NE(all.error().message.find("ends after 11 of the 16 bytes"), std::string::npos) << all.error().message;
 }
 
+namespace {
+
+// `indexes` indexes, each the only entry of the one above, the last holding an image:
+// the top's descriptor.
+Descriptor IndexChain(MemoryStore& store, int indexes) {
+  Descriptor d = AddImage(store, "amd64");
+  for (int i = 0; i < indexes; ++i) {
+    Index idx;
+    idx.manifests = {d};
+    d = store.Add(*SerializeIndex(idx), kMediaTypeIndex);
+    d.platform = Platform{"linux", "amd64", ""};
+  }
+  return d;
+}
+
+// From the top down through ImageIndex::Child: the first error, else the image's node.
+Result<Node> WalkDown(const std::shared_ptr<MemoryStore>& store, const Descriptor& top) {
+  auto node = OpenNode(store, top);
+  int level = 1;
+  while (node.ok() && node->is_index()) {
+    EXPECT_EQ(node->index->level(), level++);
+    node = node->index->Child(node->index->children()[0]);
+  }
+  return node;
+}
+
+}  // namespace
+
+// Issue 24: an index nested 12,000 deep ended every verb that walked it (SelectPlatform
+// recursed once per level) with SIGSEGV. The one way down from an index refuses the
+// level past kMaxIndexDepth, whichever verb walks.
+TEST(Image, IndexesNestAtMostTheSharedDepth) {
+  auto store = std::make_shared<MemoryStore>("mem");
+  auto ok = WalkDown(store, IndexChain(*store, kMaxIndexDepth));
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_TRUE(ok->image);
+
+  Descriptor top = IndexChain(*store, kMaxIndexDepth + 1);
+  auto deep = WalkDown(store, top);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().kind, ErrorKind::kInvalidInput);
+  const std::string why = ": nested too deep (more than 4 index levels)";
+  EXPECT_EQ(deep.error().message.substr(deep.error().message.size() - why.size()), why) << deep.error().message;
+  EXPECT_NE(deep.error().message.find("mem: manifest sha256:"), std::string::npos) << deep.error().message;
+
+  // 12,000 levels: refused at the fifth, long before the stack matters.
+  auto far = WalkDown(store, IndexChain(*store, 12'000));
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find(why), std::string::npos) << far.error().message;
+
+  // Levels count from where the walk starts: any index opened by OpenNode is a top.
+  EXPECT_TRUE(WalkDown(store, IndexChain(*store, 2)).ok());
+}
+
+TEST(Image, CheckIndexDepthNamesTheIndex) {
+  Digest d = Digest::Of("x");
+  EXPECT_TRUE(CheckIndexDepth(d, 1).ok());
+  EXPECT_TRUE(CheckIndexDepth(d, kMaxIndexDepth).ok());
+  auto past = CheckIndexDepth(d, kMaxIndexDepth + 1);
+  ASSERT_FALSE(past.ok());
+  EXPECT_EQ(past.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(past.error().message, "manifest " + d.Short() + ": nested too deep (more than 4 index levels)");
+}
+
 TEST(Image, PlatformsParseAndMatchAsCraneSpellsThem) {
   EXPECT_EQ(PlatformString(*ParsePlatform("linux/arm64/v8")), "linux/arm64/v8");
   EXPECT_FALSE(ParsePlatform("linux").ok());
@@ -113,9 +177,15 @@ TEST(Image, MutatedManifestsNeverCrash) {
     for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) {
       size_t at = rng() % bytes.size();
       switch (rng() % 3) {
-        case 0: bytes[at] = static_cast<char>(rng()); break;
-        case 1: bytes.insert(at, 1, "{}[]\",:0a"[rng() % 9]); break;
-        default: bytes.resize(at); break;
+        case 0:
+          bytes[at] = static_cast<char>(rng());
+          break;
+        case 1:
+          bytes.insert(at, 1, "{}[]\",:0a"[rng() % 9]);
+          break;
+        default:
+          bytes.resize(at);
+          break;
       }
       if (bytes.empty()) bytes = "{";
     }

@@ -49,7 +49,9 @@ RuleResult NonRootByName(const std::string& rule, const std::string& user, const
 
 // stack.json's components -> version; an error when it is not the shape build/stack.cc writes.
 Result<std::map<std::string, std::string>> StackJsonVersions(const std::string& text) {
-  auto j = oci::Json::parse(text, nullptr, false);
+  auto parsed = oci::ParseJsonLenient(text, "/etc/imgtool/stack.json");
+  if (!parsed.ok()) return MakeError(ErrorKind::kIntegrity, parsed.error().message);
+  const oci::Json& j = *parsed;
   if (j.is_discarded() || !j.is_object() || !j.contains("components") || !j["components"].is_object()) {
     return MakeError(ErrorKind::kIntegrity, "/etc/imgtool/stack.json is not {\"components\": {...}}");
   }

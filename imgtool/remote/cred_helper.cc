@@ -73,7 +73,7 @@ Error Failed(const std::string& helper, const std::string& verb, const ChildResu
 // The secrets in what a failed `get` printed on stdout, if it reads as an answer: cut
 // from its stderr too, where a helper may have repeated them.
 std::vector<std::string> SecretsIn(const std::string& out) {
-  oci::Json j = oci::Json::parse(out, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(out);
   std::vector<std::string> secrets;
   if (j.is_object() && j.contains("Secret") && j["Secret"].is_string()) secrets.push_back(j["Secret"]);
   return secrets;
@@ -81,7 +81,7 @@ std::vector<std::string> SecretsIn(const std::string& out) {
 
 // The answer to `get`. Its text is never quoted in errors: it may hold the secret.
 Result<std::optional<Credentials>> ParseAnswer(const std::string& out) {
-  oci::Json j = oci::Json::parse(out, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(out);
   bool ok = j.is_object();
   for (const char* key : {"Username", "Secret"}) ok = ok && (!j.contains(key) || j[key].is_string());
   if (!ok) return MakeError(ErrorKind::kTransport, R"(answer is not the JSON {"ServerURL","Username","Secret"})");

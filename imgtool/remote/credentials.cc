@@ -39,8 +39,10 @@ bool KeyNames(const std::string& key, const std::string& host) {
 }
 
 Result<oci::Json> AuthJson(std::string_view raw, const std::string& path) {
-  oci::Json j = oci::Json::parse(raw, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return MakeError(ErrorKind::kInvalidInput, path + ": not a JSON object");
+  // Lenient: a parse error would quote the text, and an auth file holds secrets.
+  auto j = oci::ParseJsonLenient(raw, path);
+  if (!j.ok()) return j.error();
+  if (j->is_discarded() || !j->is_object()) return MakeError(ErrorKind::kInvalidInput, path + ": not a JSON object");
   return j;
 }
 

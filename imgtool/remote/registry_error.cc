@@ -44,7 +44,7 @@ const char* StatusText(long status) {
 std::string DescribeResponse(const HttpResponse& resp) {
   std::string out = std::to_string(resp.status);
   // Registries answer with {"errors":[...]}; parse leniently, it is only for the message.
-  oci::Json j = oci::Json::parse(resp.body, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(resp.body);
   std::string detail;
   if (j.is_object() && j.contains("errors") && j["errors"].is_array()) {
     for (const auto& e : j["errors"]) {

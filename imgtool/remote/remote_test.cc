@@ -159,6 +159,24 @@ TEST(Response, WrongTypesInServerJsonAreIgnored) {
   EXPECT_EQ(DescribeResponse(resp), "401 DENIED: no");
 }
 
+// Issue 24: a server's body (or an auth file) nested far past the JSON depth cap. The
+// answers read for hints take it as no answer; the auth file is refused by name.
+TEST(Response, BodiesNestedPastTheCapAreNoAnswer) {
+  const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+  EXPECT_EQ(TagsFromBody(R"({"tags":["v1"],"x":[[1]]})"), std::vector<std::string>{"v1"});
+  EXPECT_TRUE(TagsFromBody(R"({"tags":["v1"],"x":)" + deep + "}").empty());
+  EXPECT_EQ(TokenFromReply(R"({"token":"t","x":)" + deep + "}"), "");
+  EXPECT_EQ(ManifestMediaType(R"({"mediaType":"application/vnd.oci.image.index.v1+json","x":)" + deep + "}", ""),
+            "application/vnd.oci.image.manifest.v1+json");
+  HttpResponse resp;
+  resp.status = 401;
+  resp.body = R"({"errors":[{"code":"DENIED","message":"no"}],"x":)" + deep + "}";
+  EXPECT_EQ(DescribeResponse(resp), "401 UNAUTHORIZED: authentication required");
+  auto auth = ParseAuthFile(R"({"auths":{},"x":)" + deep + "}", "a.json", "reg");
+  ASSERT_FALSE(auth.ok());
+  EXPECT_EQ(auth.error().message, "a.json: nested deeper than " + std::to_string(oci::kMaxJsonDepth) + " levels");
+}
+
 TEST(Upload, SessionsSaveAndLoad) {
   auto tmp = fs::TempDir::Create("remote-test-");
   ASSERT_TRUE(tmp.ok());
@@ -174,6 +192,13 @@ TEST(Upload, SessionsSaveAndLoad) {
   // A damaged file costs a fresh upload, whatever the damage: value() used to throw on an
   // offset of another type (the pattern the fuzz targets kept finding).
   ASSERT_TRUE(fs::WriteFileAtomic(p, R"({"location":"http://h:1/u","offset":"12"})").ok());
+  s = LoadUploadSession(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->has_value());
+  // So does one nested past the JSON depth cap (issue 24).
+  ASSERT_TRUE(fs::WriteFileAtomic(
+                  p, R"({"location":"http://h:1/u","x":)" + std::string(30'000, '[') + std::string(30'000, ']') + "}")
+                  .ok());
   s = LoadUploadSession(p);
   ASSERT_TRUE(s.ok());
   EXPECT_FALSE(s->has_value());

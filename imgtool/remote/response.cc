@@ -17,7 +17,7 @@ std::string NextPageUrl(const std::string& link, const std::string& base_url) {
 
 std::vector<std::string> TagsFromBody(const std::string& body) {
   std::vector<std::string> tags;
-  oci::Json j = oci::Json::parse(body, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(body);
   if (j.is_object() && j.contains("tags") && j["tags"].is_array()) {
     for (const auto& t : j["tags"]) {
       if (t.is_string()) tags.push_back(t.get<std::string>());
@@ -46,13 +46,13 @@ int64_t ContentLength(const std::string& value) {
 
 std::string TokenFromReply(const std::string& body) {
   // Strings only ({"token": 1} is no token): the reply is the token server's.
-  oci::Json j = oci::Json::parse(body, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(body);
   std::string token = oci::StringMember(j, "token");
   return token.empty() ? oci::StringMember(j, "access_token") : token;
 }
 
 std::string ManifestMediaType(const std::string& bytes, const std::string& content_type) {
-  oci::Json j = oci::Json::parse(bytes, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(bytes);
   if (j.is_object() && j.contains("mediaType") && j["mediaType"].is_string()) return j["mediaType"].get<std::string>();
   // Without mediaType: an index has "manifests", an image "config" (image-spec allows both).
   if (j.is_object() && j.contains("manifests")) return "application/vnd.oci.image.index.v1+json";

@@ -134,7 +134,7 @@ Result<std::optional<UploadSession>> LoadUploadSession(const std::string& path) 
   if (!fs::Exists(path)) return std::optional<UploadSession>();
   auto raw = fs::ReadSmallFile(path, 1 << 16);
   if (!raw.ok()) return raw.error();
-  oci::Json j = oci::Json::parse(*raw, nullptr, false);
+  oci::Json j = oci::ParseJsonOrDiscarded(*raw);
   // A damaged state file only costs a fresh upload.
   if (!j.is_object() || !j.value("location", oci::Json()).is_string()) return std::optional<UploadSession>();
   // value() would throw on an offset of another type: that is damage too.

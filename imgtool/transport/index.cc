@@ -1,5 +1,6 @@
 #include "transport/index.h"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -27,6 +28,21 @@ oci::Descriptor EntryFor(const oci::Node& node) {
   }
   if (node.image && node.image->is_artifact()) d.artifact_type = node.image->artifact_type();
   return d;
+}
+
+// A member that is an index sits one level down in the new index, so it may span one
+// index level less than a top (oci::kMaxIndexDepth): else the index written would be
+// one no verb reads. (Entries of --base already have their levels: the base's top is
+// the new index's place.)
+Status CheckMemberDepth(const oci::Node& member) {
+  if (!member.is_index()) return Status::Ok();
+  auto manifests = Manifests(member);
+  if (!manifests.ok()) return manifests.error();
+  int levels = 0;
+  for (const auto& m : *manifests) {
+    if (m.is_index()) levels = std::max(levels, m.index->level());
+  }
+  return oci::CheckIndexDepth(member.descriptor.digest, levels + 1);
 }
 
 Status CheckPlatforms(const std::vector<oci::Descriptor>& entries) {
@@ -85,6 +101,8 @@ Result<IndexReport> AssembleIndex(const std::vector<ref::Reference>& images, con
   for (const auto& r : images) {
     auto opened = Open(r, opts.copy.source);
     if (!opened.ok()) return opened.error();
+    auto depth = CheckMemberDepth(opened->node);
+    if (!depth.ok()) return depth.error().Context(r.str() + " inside the new index");
     members.push_back({opened->node, opened->repository});
     index.manifests.push_back(EntryFor(opened->node));
   }
@@ -92,8 +110,11 @@ Result<IndexReport> AssembleIndex(const std::vector<ref::Reference>& images, con
   IMGTOOL_TRY(CheckPlatforms(index.manifests));
   auto bytes = oci::SerializeIndex(index);
   if (!bytes.ok()) return bytes.error();
-  oci::Descriptor top{std::string(oci::kMediaTypeIndex), oci::Digest::Of(*bytes), static_cast<int64_t>(bytes->size()),
-                      {}, std::nullopt};
+  oci::Descriptor top{std::string(oci::kMediaTypeIndex),
+                      oci::Digest::Of(*bytes),
+                      static_cast<int64_t>(bytes->size()),
+                      {},
+                      std::nullopt};
 
   auto sink = OpenSink(dst, opts.copy.destination);
   if (!sink.ok()) return sink.error().Context(dst.str());

@@ -115,16 +115,16 @@ TEST(Copy, CarriesSiblingArtifactsUnlessAskedNot) {
   WriteTo(src, store, AddImage(*store, "amd64", "sig"), "sha256-" + image.digest.hex() + ".sig");
 
   CopyOptions opts;
-  auto with = Copy(*ref::ParseReference("oci:" + src + ":v1"), *ref::ParseReference("oci:" + tmp->path() + "/a:v1"),
-                   opts);
+  auto with =
+      Copy(*ref::ParseReference("oci:" + src + ":v1"), *ref::ParseReference("oci:" + tmp->path() + "/a:v1"), opts);
   ASSERT_TRUE(with.ok()) << with.error().message;
   EXPECT_EQ(with->artifacts, std::vector<std::string>{"sha256-" + image.digest.hex() + ".sig"});
   EXPECT_TRUE(layout::ReadIndex(tmp->path() + "/a").ok());
   EXPECT_EQ(layout::ReadIndex(tmp->path() + "/a")->manifests.size(), 2u);
 
   opts.artifacts = false;
-  auto without = Copy(*ref::ParseReference("oci:" + src + ":v1"), *ref::ParseReference("oci:" + tmp->path() + "/b:v1"),
-                      opts);
+  auto without =
+      Copy(*ref::ParseReference("oci:" + src + ":v1"), *ref::ParseReference("oci:" + tmp->path() + "/b:v1"), opts);
   ASSERT_TRUE(without.ok());
   EXPECT_TRUE(without->artifacts.empty());
   EXPECT_EQ(layout::ReadIndex(tmp->path() + "/b")->manifests.size(), 1u);
@@ -165,6 +165,58 @@ TEST(Index, NamesEachImageWithItsPlatformAndRefusesTwoForOne) {
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.error().message.find("two images for linux/amd64"), std::string::npos);
   EXPECT_FALSE(fs::Exists(tmp->path() + "/dup"));
+}
+
+namespace {
+
+// `indexes` indexes, each the only entry of the one above, over an amd64 image.
+oci::Descriptor IndexChain(oci::MemoryStore& store, int indexes) {
+  oci::Descriptor d = AddImage(store, "amd64", "chain");
+  for (int i = 0; i < indexes; ++i) {
+    oci::Index idx;
+    idx.manifests = {d};
+    d = store.Add(*oci::SerializeIndex(idx), oci::kMediaTypeIndex);
+    d.platform = oci::Platform{"linux", "amd64", ""};
+  }
+  return d;
+}
+
+}  // namespace
+
+// Issue 24: every walk stops at oci::kMaxIndexDepth (ImageIndex::Child): the write walk,
+// --platform, and index assembly, which must not write an index one level deeper than
+// any verb reads.
+TEST(Index, NestingPastTheSharedDepthIsNeitherWalkedNorWritten) {
+  auto tmp = fs::TempDir::Create("transport-test-");
+  auto store = std::make_shared<oci::MemoryStore>();
+  const std::string why = "nested too deep (more than 4 index levels)";
+  auto deep = oci::OpenNode(store, IndexChain(*store, oci::kMaxIndexDepth + 1));
+  ASSERT_TRUE(deep.ok());
+  RecordingSink sink;
+  WriteReport report;
+  auto written = Write(*deep, sink, std::nullopt, {}, report);
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_NE(written.error().message.find(why), std::string::npos) << written.error().message;
+  EXPECT_TRUE(sink.events.empty());
+  auto selected = SelectPlatform(*deep, oci::Platform{"linux", "amd64", ""});
+  ASSERT_FALSE(selected.ok());
+  EXPECT_NE(selected.error().message.find(why), std::string::npos) << selected.error().message;
+
+  // index create: a member of 3 levels fits under the new top, one of 4 would make 5.
+  WriteTo(tmp->path() + "/three", store, IndexChain(*store, oci::kMaxIndexDepth - 1), "v1");
+  WriteTo(tmp->path() + "/four", store, IndexChain(*store, oci::kMaxIndexDepth), "v1");
+  auto three = *ref::ParseReference("oci:" + tmp->path() + "/three:v1");
+  auto four = *ref::ParseReference("oci:" + tmp->path() + "/four:v1");
+  auto fits = AssembleIndex({three}, *ref::ParseReference("oci:" + tmp->path() + "/ok:v1"), {});
+  ASSERT_TRUE(fits.ok()) << fits.error().message;
+  auto too_deep = AssembleIndex({four}, *ref::ParseReference("oci:" + tmp->path() + "/deep:v1"), {});
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_EQ(too_deep.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_NE(too_deep.error().message.find(" inside the new index: manifest "), std::string::npos)
+      << too_deep.error().message;
+  EXPECT_NE(too_deep.error().message.find(why), std::string::npos) << too_deep.error().message;
+  EXPECT_FALSE(fs::Exists(tmp->path() + "/deep"));
 }
 
 }  // namespace imgtool::transport

@@ -11,8 +11,6 @@ namespace imgtool::transport {
 
 namespace {
 
-constexpr int kMaxDepth = 4;  // an index of indexes of images is as deep as anyone nests
-
 // What Collect has seen: manifests collected, and the entries (digest, size, media type)
 // already opened, so that an index naming one image 20,000 times reads it once, while an
 // entry naming it with another claim is still opened and checked against that claim.
@@ -21,18 +19,16 @@ struct Seen {
   std::set<std::tuple<oci::Digest, int64_t, std::string>> opened;
 };
 
-// Children before parents, each manifest once.
-Status Collect(const oci::Node& node, int depth, std::vector<oci::Node>& out, Seen& seen) {
-  if (depth > kMaxDepth) {
-    return MakeError(ErrorKind::kInvalidInput, "manifest " + node.descriptor.digest.Short() + ": nested too deep");
-  }
+// Children before parents, each manifest once. The recursion ends within
+// oci::kMaxIndexDepth levels: ImageIndex::Child refuses an index nested deeper.
+Status Collect(const oci::Node& node, std::vector<oci::Node>& out, Seen& seen) {
   if (!seen.collected.insert(node.descriptor.digest).second) return Status::Ok();
   if (node.is_index()) {
     for (const auto& c : node.index->children()) {
       if (!seen.opened.emplace(c.digest, c.size, c.media_type).second) continue;
       auto child = node.index->Child(c);
       if (!child.ok()) return child.error();
-      IMGTOOL_TRY(Collect(*child, depth + 1, out, seen));
+      IMGTOOL_TRY(Collect(*child, out, seen));
     }
   }
   out.push_back(node);
@@ -103,14 +99,16 @@ Status PutBlobs(oci::Sink& sink, const std::vector<std::shared_ptr<const oci::Bl
   return Status::Ok();
 }
 
-const std::string& RawOf(const oci::Node& n) { return n.is_index() ? n.index->raw_manifest() : n.image->raw_manifest(); }
+const std::string& RawOf(const oci::Node& n) {
+  return n.is_index() ? n.index->raw_manifest() : n.image->raw_manifest();
+}
 
 }  // namespace
 
 Result<std::vector<oci::Node>> Manifests(const oci::Node& node) {
   std::vector<oci::Node> out;
   Seen seen;
-  IMGTOOL_TRY(Collect(node, 0, out, seen));
+  IMGTOOL_TRY(Collect(node, out, seen));
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -119,7 +117,7 @@ Status Write(const oci::Node& node, oci::Sink& sink, const std::optional<std::st
              WriteReport& report) {
   std::vector<oci::Node> manifests;
   Seen seen;
-  IMGTOOL_TRY(Collect(node, 0, manifests, seen));
+  IMGTOOL_TRY(Collect(node, manifests, seen));
   std::vector<BlobRecord> records;
   IMGTOOL_TRY(PutBlobs(sink, BlobsOf(manifests), opts, records));
   for (size_t i = 0; i < manifests.size(); ++i) {

@@ -1,7 +1,8 @@
 // AdmissionReview (imgtool/admission/review.h): what the Kubernetes API server posts to
 // the webhook. The envelope, the images of the object (every pod-spec kind: Pod,
 // Deployment, Job, CronJob, ...), and each image text as a registry reference, as the
-// webhook reads them before deciding.
+// webhook reads them before deciding. Inputs may be nesting recipes (fuzz_util.h,
+// ExpandNesting).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,7 +13,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace imgtool;
-  std::string_view raw = fuzz::Bytes(data, size);
+  const std::string doc = fuzz::NestedInput(data, size);
+  std::string_view raw = doc;
   auto j = oci::ParseJson(raw, "review");
   if (j.ok()) {
     (void)admission::ReadableUid(*j);

@@ -1,6 +1,7 @@
 // Manifests, indexes and image configs (imgtool/oci/manifest.h, image_config.h): the
 // documents every backend hands over as bytes. The same input goes to each parser, and
-// to the sniffing that guesses a missing media type.
+// to the sniffing that guesses a missing media type. Inputs may be nesting recipes
+// (fuzz_util.h, ExpandNesting): an index or config nested far past kMaxJsonDepth.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +14,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace imgtool::oci;
-  std::string_view raw = imgtool::fuzz::Bytes(data, size);
+  const std::string doc = imgtool::fuzz::NestedInput(data, size);
+  std::string_view raw = doc;
   if (auto m = ParseManifest(raw, "manifest"); m.ok()) {
     // What we accept we can write; the written form reads back.
     if (auto bytes = SerializeManifest(*m); bytes.ok() && !ParseManifest(*bytes, "again").ok()) std::abort();

@@ -3,7 +3,10 @@
 // the input is one more manifest, opened as the top node, and then walked as far as
 // it leads (children opened, layers streamed and checked). A fuzzer cannot forge
 // sha256, so the seeds (IMGTOOL_FUZZ_WRITE_SEEDS) are the real manifests: mutations
-// that keep a digest reach the store's blobs, the rest test the refusals.
+// that keep a digest reach the store's blobs, the rest test the refusals. The store also
+// holds a chain of indexes one level deeper than kMaxIndexDepth (seed chain.json is its
+// top), so the walk reaches the shared index-depth refusal; inputs may be nesting recipes
+// (fuzz_util.h, ExpandNesting) for documents nested past kMaxJsonDepth.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +44,20 @@ Descriptor AddImage(Base& b, const std::string& arch, bool artifact) {
   return d;
 }
 
+// kMaxIndexDepth + 1 indexes, each the only entry of the one above, around `image`: the
+// top's bytes.
+std::string IndexChain(Base& b, Descriptor image) {
+  std::string bytes;
+  for (int level = 0; level <= kMaxIndexDepth; ++level) {
+    Index idx;
+    idx.manifests = {image};
+    bytes = *SerializeIndex(idx);
+    image = b.store->Add(bytes, idx.media_type);
+    image.platform = Platform{"linux", "amd64", ""};
+  }
+  return bytes;
+}
+
 const Base& TheBase() {
   static const Base base = [] {
     Base b;
@@ -48,9 +65,24 @@ const Base& TheBase() {
     idx.manifests = {AddImage(b, "amd64", false), AddImage(b, "arm64", false)};
     (void)AddImage(b, "riscv64", true);
     b.manifests.emplace_back("index.json", *SerializeIndex(idx));
+    b.manifests.emplace_back("chain.json", IndexChain(b, idx.manifests[0]));
     return b;
   }();
   return base;
+}
+
+// Every child, as far down as ImageIndex::Child lets the walk go; layers streamed.
+void Walk(const Node& node) {
+  if (node.image) {
+    for (const auto& l : node.image->layers()) {
+      if (auto r = l->Open(); r.ok()) (void)Drain(**r);
+    }
+    return;
+  }
+  for (const auto& c : node.index->children()) {
+    if (auto child = node.index->Child(c); child.ok()) Walk(*child);
+  }
+  (void)node.index->ChildFor(Platform{"linux", "arm64", ""});
 }
 
 }  // namespace
@@ -66,23 +98,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto store = std::make_shared<MemoryStore>(*TheBase().store);
-  Descriptor top = store->Add(std::string(imgtool::fuzz::Bytes(data, size)), "");
+  Descriptor top = store->Add(imgtool::fuzz::NestedInput(data, size), "");
   auto node = OpenNode(store, top);
-  if (!node.ok()) return 0;
-  if (node->is_index()) {
-    for (const auto& c : node->index->children()) {
-      auto child = node->index->Child(c);
-      if (child.ok() && child->image) {
-        for (const auto& l : child->image->layers()) {
-          if (auto r = l->Open(); r.ok()) (void)Drain(**r);
-        }
-      }
-    }
-    (void)node->index->ChildFor(Platform{"linux", "arm64", ""});
-  } else {
-    for (const auto& l : node->image->layers()) {
-      if (auto r = l->Open(); r.ok()) (void)Drain(**r);
-    }
-  }
+  if (node.ok()) Walk(*node);
   return 0;
 }

@@ -248,6 +248,40 @@ put("manifest", "docker-v2.json", json.dumps({"schemaVersion": 2,
                 "size": 9, "urls": ["https://example.invalid/l"]}]}))
 put("manifest", "platform.txt", "linux/arm64/v8")
 
+# Deep nesting (issue 24): documents one level past the JSON depth cap
+# (oci/canonical_json.h kMaxJsonDepth, 128) and at it, as they are, and recipes
+# (fuzz_util.h, ExpandNesting: 0x01, a 24-bit depth, then HEAD, OPEN, MIDDLE, CLOSE, TAIL
+# split by 0x01) for the depth of the index report, 12,000, and 100,000, in a few bytes each.
+JSON_DEPTH_CAP = 128
+
+
+def recipe(depth, head, open_, middle, close, tail):
+    return b"\x01" + depth.to_bytes(3, "big") + b"\x01".join(p.encode() for p in (head, open_, middle, close, tail))
+
+
+DIFF_IDS = '"rootfs":{"type":"layers","diff_ids":[]}'
+INDEX_HEAD = '{"schemaVersion":2,"manifests":[],"x":'
+put("json", "deep-129-arrays.json", "[" * (JSON_DEPTH_CAP + 1) + "]" * (JSON_DEPTH_CAP + 1))
+put("json", "deep-128-objects.json", '{"a":' * JSON_DEPTH_CAP + "1" + "}" * JSON_DEPTH_CAP)
+put("json", "recipe-arrays-100000", recipe(100000, "", "[", "1", "]", ""))
+put("json", "recipe-objects-12000", recipe(12000, "", '{"a":', "null", "}", ""))
+put("json", "recipe-unclosed-100000", recipe(100000, "", "[", "", "", ""))
+put("manifest", "deep-129-index.json", INDEX_HEAD + "[" * (JSON_DEPTH_CAP + 1) + "]" * (JSON_DEPTH_CAP + 1) + "}")
+put("manifest", "recipe-index-12000", recipe(12000, INDEX_HEAD, "[", "", "]", "}"))
+put("manifest", "recipe-config-100000", recipe(100000, '{"architecture":"amd64","os":"linux",' + DIFF_IDS + ',"x":',
+                                               "[", "1", "]", "}"))
+put("manifest", "recipe-mediatype-12000", recipe(12000, '{"schemaVersion":2,"manifests":[],"mediaType":', "[", "",
+                                                 "]", "}"))
+put("oci_node", "recipe-index-12000", recipe(12000, INDEX_HEAD, "[", "", "]", "}"))
+put("oci_node", "recipe-manifest-100000", recipe(100000, '{"schemaVersion":2,"config":{"mediaType":'
+                                                 '"application/vnd.oci.image.config.v1+json","digest":"sha256:' +
+                                                 "0" * 64 + '","size":2},"layers":[],"annotations":{"a":"b"},"x":',
+                                                 "[", "", "]", "}"))
+put("tf_config", "recipe-12000", recipe(12000, '{"cluster":{"worker":["a:1"]},"task":{"type":"worker","index":0},'
+                                        '"x":', '{"a":', "1", "}", "}"))
+put("admission_review", "recipe-12000", recipe(12000, '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",'
+                                               '"request":{"uid":"u","object":', '{"a":', "1", "}", "}}"))
+
 put("registry_response", "errors.json", '{"errors":[{"code":"UNAUTHORIZED","message":"authentication required",'
     '"detail":[{"Type":"repository","Name":"a/b","Action":"pull"}]},{"code":"DENIED"}]}')
 put("registry_response", "tags.json", '{"name":"a/b","tags":["v1","latest",null,"v2"]}')

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oci/canonical_json.h"
+
 namespace trainer {
 namespace {
 
@@ -52,7 +54,10 @@ Result<HostPort> ParseHostPort(const std::string& s) {
 }
 
 Result<ClusterConfig> ParseTfConfig(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // imgtool's reader (trainer_core links imgtool_fs, so imgtool_oci): its depth cap.
+  auto parsed = imgtool::oci::ParseJsonLenient(text, "TF_CONFIG");
+  if (!parsed.ok()) return parsed.error();
+  const nlohmann::json& j = *parsed;
   if (j.is_discarded()) return Invalid("TF_CONFIG is not valid JSON");
   if (!j.is_object()) return Invalid("TF_CONFIG must be a JSON object");
   if (!j.contains("cluster") || !j["cluster"].is_object()) return Invalid("TF_CONFIG has no \"cluster\" object");

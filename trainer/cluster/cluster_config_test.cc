@@ -46,8 +46,7 @@ TEST(TfConfig, MalformedInputsNameTheProblem) {
        "TF_CONFIG task.index must be an integer"},
       {R"({"cluster": {"chief": ["a:1", "b:2"]}, "task": {"type": "chief", "index": 0}})",
        "TF_CONFIG cluster.chief must hold at most one address"},
-      {R"({"cluster": {}, "task": {"type": "worker", "index": 0}})",
-       "TF_CONFIG cluster lists no chief and no worker"},
+      {R"({"cluster": {}, "task": {"type": "worker", "index": 0}})", "TF_CONFIG cluster lists no chief and no worker"},
   };
   for (const auto& c : cases) {
     auto r = ParseTfConfig(c.json);
@@ -55,6 +54,18 @@ TEST(TfConfig, MalformedInputsNameTheProblem) {
     EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
     EXPECT_EQ(r.error().message, c.error);
   }
+}
+
+// Issue 24: imgtool's JSON reader and its depth cap, for the trainer and the fleet check.
+TEST(TfConfig, NestingPastTheJsonCapIsRefused) {
+  std::string deep = R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "x": )" +
+                     std::string(60'000, '[') + std::string(60'000, ']') + "}";
+  auto r = ParseTfConfig(deep);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(r.error().message, "TF_CONFIG: nested deeper than 128 levels");
+  EXPECT_TRUE(
+      ParseTfConfig(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}, "x": [[1]]})").ok());
 }
 
 TEST(TfConfig, LocalTasksCountsThisHostsAddresses) {
