@@ -45,8 +45,7 @@ bool ProvesToken(const trainer::StoreRequest& req) {
   const std::string message = trainer::store_auth::ClaimMessage(server, client, req.rank, req.who);
   const trainer::Mac want = Token().Sign(message);
   const bool plain = req.proof.size() == want.size() && std::memcmp(req.proof.data(), want.data(), want.size()) == 0;
-  const bool verified =
-      Token().Verify(message, reinterpret_cast<const uint8_t*>(req.proof.data()), req.proof.size());
+  const bool verified = Token().Verify(message, reinterpret_cast<const uint8_t*>(req.proof.data()), req.proof.size());
   if (plain != verified) std::abort();
   return verified;
 }

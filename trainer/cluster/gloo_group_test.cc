@@ -130,17 +130,24 @@ TEST(GlooGroup, AProcessWithAnotherTokenCannotJoin) {
 TEST(GlooGroup, ARankClaimedTwiceStopsTheGroup) {
   const int port = FreePort(), size = 3;
   GlooGroupOptions o;
-  o.rendezvous_timeout = std::chrono::seconds(5);
+  o.rendezvous_timeout = std::chrono::seconds(20);
   std::vector<Result<std::unique_ptr<GlooGroup>>> out;
   for (int i = 0; i < 4; ++i) out.emplace_back(MakeError(ErrorKind::kInternal, "did not run"));
+  std::atomic<int> ones_done{0};
   std::thread chief([&] { out[0] = GlooGroup::Join(Local(0, size, port), o); });
-  std::thread one_a([&] { out[1] = GlooGroup::Join(Local(1, size, port), o); });
-  auto one_b = GlooGroup::Join(Local(1, size, port), o);  // whichever of the two claims second fails now
+  std::thread one_a([&] {
+    out[1] = GlooGroup::Join(Local(1, size, port), o);
+    ++ones_done;
+  });
+  std::thread one_b([&] {
+    out[2] = GlooGroup::Join(Local(1, size, port), o);
+    ++ones_done;
+  });
+  // Whichever of the two claims second is refused at once; then rank 2 comes.
+  while (ones_done.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   std::thread two([&] { out[3] = GlooGroup::Join(Local(2, size, port), o); });
-  chief.join();
-  one_a.join();
-  two.join();
-  const std::vector<const Result<std::unique_ptr<GlooGroup>>*> all = {&out[0], &out[1], &one_b, &out[3]};
+  for (auto* t : {&chief, &one_a, &one_b, &two}) t->join();
+  const std::vector<const Result<std::unique_ptr<GlooGroup>>*> all = {&out[0], &out[1], &out[2], &out[3]};
   int claimed_twice = 0, refused_by_chief = 0;
   for (const auto* r : all) {
     ASSERT_FALSE(r->ok());

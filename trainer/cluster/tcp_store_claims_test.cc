@@ -276,6 +276,8 @@ TEST(TcpStoreToken, AStoreThatCannotProveTheTokenIsRefused) {
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
   std::thread impostor([listener] {
     int fd = ::accept(listener, nullptr, nullptr);
+    timeval bounded{5, 0};  // a client that believed us keeps its connection: do not wait for it for ever
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bounded, sizeof(bounded));
     char buf[4096];
     (void)::recv(fd, buf, 1, MSG_WAITALL);  // HELLO
     std::string hello(1, '\x01');           // a token required

@@ -59,8 +59,10 @@ class RawPeer {
   bool Send(const std::string& bytes) {
     return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
   }
-  // Exactly n bytes of reply (fewer when the server closes first).
+  // Exactly n bytes of reply (fewer when the server closes first, or sends less in 5 s).
   std::string Recv(size_t n) {
+    timeval bounded{5, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &bounded, sizeof(bounded));
     std::string out(n, '\0');
     ssize_t got = ::recv(fd_, out.data(), n, MSG_WAITALL);
     out.resize(got > 0 ? static_cast<size_t>(got) : 0);
