@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Who may take part in `imgtool fleet check` (issue 24, class 6; trainer/cluster/tcp_store.h):
 #  1. open store: a process outside the job (tests/trainer/store_attack.py outsider)
-#     overwrites fp/1 and fp/2 with the chief's digest while the chief waits: refused,
-#     and every worker still says MISMATCH naming the worker that differs;
+#     overwrites fp/1 and fp/2 with the chief's digest while the chief waits, and tries
+#     to claim the chief's rank: refused, and every worker still says MISMATCH naming the
+#     worker that differs;
 #  2. two processes started as worker 1: the second to claim the rank exits 5 naming
 #     both (address, pid), and the chief refuses a verdict: everyone exits 5;
 #  3. IMGTOOL_FLEET_TOKEN: an outsider without it, or with a guess, is refused; workers
@@ -73,10 +74,12 @@ for key in ("fp/1", "fp/2", "verdict"):
     assert status == 2 and why.endswith("this connection claimed no rank"), (key, status, why)
 status, why = o["outside_claim"]
 assert status == 1 and why == "rank 100000 is not one of the job's 3 ranks", o["outside_claim"]
+status, why = o["chief_claim"]
+assert status == 1 and why == "rank 0 is the chief's, claimed only by the process that serves the store", o["chief_claim"]
 PY
 grep -qE '^imgtool: fleet check: store: denied a write by 127\.0\.0\.1:[0-9]+: fp/2 is rank 2.s; this connection claimed no rank$' \
   "$WORK/chief.err" || fail "the chief did not log the forged fp/2: $(cat "$WORK/chief.err")"
-pass "an outsider's overwrites of fp/1, fp/2 and the verdict were refused; all 3 workers say worker 2 differs (exit 1)"
+pass "an outsider's overwrites of fp/1, fp/2 and the verdict, and its claim of the chief's rank, were refused; all 3 workers say worker 2 differs (exit 1)"
 
 # --- 2. Two processes started as worker 1 ---
 PORT=$(free_port)

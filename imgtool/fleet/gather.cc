@@ -210,8 +210,8 @@ struct Exchange {
                                     " serves the rendezvous store on the chief's address in TF_CONFIG "
                                     "(or --rendezvous)");
     }
-    auto self = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect,
-                                                 trainer::StoreClaim(0, options.token));
+    auto self =
+        trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect, (*server)->ChiefClaim());
     if (!self.ok()) {
       return self.error().Context("fleet check: " + ChiefName(workers, cluster) + " connecting to its own store");
     }

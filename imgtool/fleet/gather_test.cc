@@ -320,7 +320,7 @@ TEST(Gather, AWorkerRefusesAVerdictThatIsNotAboutIt) {
   ASSERT_TRUE(server.ok());
   std::optional<Result<Verdict>> worker;
   std::thread t([&] { worker = GatherVerdict(Rank(1, 2, port), Fp(1, "2.19.3"), Quick()); });
-  auto chief = trainer::TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), trainer::StoreClaim(0));
+  auto chief = trainer::TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   ASSERT_TRUE(chief.ok());
   const std::string d0 = FingerprintDigest(Fp(0), {});
   ASSERT_TRUE((*chief)->Set("fp/0", d0).ok());

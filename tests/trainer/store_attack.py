@@ -151,7 +151,7 @@ def forgeries(host, port):
 def outsider(argv):
     """A process outside the job at the chief's port. Open store: waits for --wait keys,
     then overwrites each --overwrite key with fp/0's value (the chief's digest: the red
-    team's attack), and claims a rank outside the job. Store with a token: claims rank 1
+    team's attack), claims a rank outside the job, then the chief's rank. Store with a token: claims rank 1
     without a proof and with one made from --guess, and reads without claiming. Prints
     what the store answered, as JSON."""
     ap = argparse.ArgumentParser(prog="store_attack.py outsider")
@@ -173,6 +173,10 @@ def outsider(argv):
         s = connect(a.host, a.port)
         _, nonce = hello(s)
         out["outside_claim"] = claim(s, 100000, nonce)
+        s.close()
+        s = connect(a.host, a.port)
+        _, nonce = hello(s)
+        out["chief_claim"] = claim(s, 0, nonce)
     else:
         out["claim_without_proof"] = claim(s, 1, nonce)
         s.close()

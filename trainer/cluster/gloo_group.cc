@@ -106,7 +106,7 @@ Result<std::unique_ptr<GlooGroup>> GlooGroup::Join(const ClusterConfig& cluster,
     g->server_ = std::move(*server);
   }
   auto client = TcpStoreClient::Connect(cluster.store.host, cluster.store.port, options.rendezvous_timeout,
-                                        StoreClaim{g->rank_, options.token});
+                                        g->server_ ? g->server_->ChiefClaim() : StoreClaim(g->rank_, options.token));
   if (!client.ok()) return client.error().Context("rendezvous (" + me + ")");
   g->client_ = std::move(*client);
   auto arrived = g->client_->Publish(ArriveKey(g->rank_), me);

@@ -108,11 +108,12 @@ Status TcpStoreClient::Handshake(const StoreClaim& claim, std::chrono::milliseco
   store_auth::Nonce server, client;
   TRAINER_TRY(Recv(&mode, 1, deadline));
   TRAINER_TRY(Recv(server.data(), server.size(), deadline));
-  if (mode == sw::kTokenRequired && !claim.token) {
+  // The mode is about the job's token; rank 0 proves the server's own key (ChiefClaim).
+  if (claim.rank != 0 && mode == sw::kTokenRequired && !claim.token) {
     return denied("it requires the job token, and this process has none (set " + std::string(kJobTokenVariable) +
                   " to the job's token, as for every process of the job)");
   }
-  if (mode != sw::kTokenRequired && claim.token) {
+  if (claim.rank != 0 && mode != sw::kTokenRequired && claim.token) {
     return denied("this process holds a job token (" + claim.token->source() +
                   ") but the store asks for none: the chief runs without it, or something else serves its port");
   }

@@ -91,6 +91,17 @@ struct StoreAccess {
   JobTokenPtr token;   // null: open (no proof asked)
 };
 
+// What a client claims when it connects. Without a rank it may only read, and only from
+// an open store. Rank 0 is the chief's: the process that serves the store claims it with
+// TcpStoreServer::ChiefClaim, whose key is the server's own; every other rank proves the
+// job's token, when the job has one (required then, by both sides).
+struct StoreClaim {
+  StoreClaim() = default;
+  explicit StoreClaim(int r, JobTokenPtr t = nullptr) : rank(r), token(std::move(t)) {}
+  int rank = -1;
+  JobTokenPtr token;
+};
+
 class StoreBudget;    // store_budget.h: the held bytes
 struct StoreEntry;    // a stored value, counted until its last reader lets go
 struct StoreRequest;  // store_request.h
@@ -115,6 +126,10 @@ class TcpStoreServer {
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;
 
   int port() const { return port_; }
+  // Rank 0's claim, for this process's own client: proven with a key only this server
+  // and its process know (random, made at Start), so no other process can claim the
+  // chief's rank and speak for it, with or without a job token.
+  StoreClaim ChiefClaim() const { return StoreClaim(0, owner_); }
   StoreStats stats();
   // Every rank claimed twice so far, one line each ("rank 1 is claimed twice: by
   // 127.0.0.1:41234 (pid 12 on node-a), then by 127.0.0.1:41240 (pid 13 on node-a)"): the
@@ -149,6 +164,7 @@ class TcpStoreServer {
 
   StoreLimits limits_;
   StoreAccess access_;
+  JobTokenPtr owner_;                    // rank 0's key
   std::unique_ptr<StoreBudget> budget_;  // outlives data_: stored entries give their bytes back to it
   int listen_fd_ = -1;
   int port_ = 0;
@@ -167,15 +183,6 @@ class TcpStoreServer {
   std::map<uint32_t, Claim> claims_;                 // rank -> its claimant, for good
   std::vector<std::string> conflicts_;
   uint64_t refused_ = 0, dropped_ = 0, refused_claims_ = 0, denied_writes_ = 0;
-};
-
-// What a client claims when it connects. Without a rank it may only read, and only from
-// an open store.
-struct StoreClaim {
-  StoreClaim() = default;
-  explicit StoreClaim(int r, JobTokenPtr t = nullptr) : rank(r), token(std::move(t)) {}
-  int rank = -1;
-  JobTokenPtr token;  // the job's, when the job has one: required then, by both sides
 };
 
 class TcpStoreClient {

@@ -61,6 +61,10 @@ struct Store {
   Result<std::unique_ptr<TcpStoreClient>> Join(int rank, JobTokenPtr token = nullptr) {
     return TcpStoreClient::Connect("127.0.0.1", server->port(), milliseconds(2000), StoreClaim(rank, std::move(token)));
   }
+  // This process's own client as rank 0, the chief.
+  Result<std::unique_ptr<TcpStoreClient>> Chief() {
+    return TcpStoreClient::Connect("127.0.0.1", server->port(), milliseconds(2000), server->ChiefClaim());
+  }
 };
 
 std::string Sha(char c) { return "sha256:" + std::string(64, c); }
@@ -96,7 +100,7 @@ TEST(TcpStoreKeys, TheLastPartNamesTheOwner) {
 
 TEST(TcpStoreClaims, KeysAreWriteOnce) {
   Store s;
-  auto chief = s.Join(0);
+  auto chief = s.Chief();
   auto one = s.Join(1);
   ASSERT_TRUE(chief.ok() && one.ok());
   ASSERT_TRUE((*chief)->Set("verdict", "first").ok());
@@ -116,7 +120,7 @@ TEST(TcpStoreClaims, KeysAreWriteOnce) {
 
 TEST(TcpStoreClaims, ARankWritesOnlyItsOwnKeys) {
   Store s;
-  auto chief = s.Join(0);
+  auto chief = s.Chief();
   auto one = s.Join(1);
   auto reader = TcpStoreClient::Connect("127.0.0.1", s.server->port(), milliseconds(2000));
   ASSERT_TRUE(chief.ok() && one.ok() && reader.ok());
@@ -183,6 +187,29 @@ TEST(TcpStoreClaims, ASecondClaimOfARankIsRefusedNamingBoth) {
   EXPECT_TRUE(s.Join(2).ok());
 }
 
+// Rank 0 speaks for the chief (the verdict, the go): only the process that serves the
+// store may claim it, with its server's own key, whether the job has a token or not, and
+// whoever holds the job's token.
+TEST(TcpStoreClaims, OnlyTheServersProcessClaimsRankZero) {
+  for (JobTokenPtr job : {JobTokenPtr(), Token(kSecret)}) {
+    Store s(StoreAccess{3, job});
+    for (JobTokenPtr key : {JobTokenPtr(), job, Token(kOtherSecret)}) {
+      auto outsider = s.Join(0, key);
+      ASSERT_FALSE(outsider.ok());
+      EXPECT_EQ(outsider.error().kind, ErrorKind::kDenied);
+      EXPECT_NE(outsider.error().message.find(
+                    "refused the claim of rank 0: rank 0 is the chief's, claimed only by the process that serves the "
+                    "store"),
+                std::string::npos)
+          << outsider.error().message;
+    }
+    EXPECT_TRUE(s.server->conflicts().empty());  // refused outsiders are no conflict
+    auto chief = s.Chief();
+    ASSERT_TRUE(chief.ok()) << chief.error().message;
+    EXPECT_TRUE((*chief)->Set("verdict", "v").ok());
+  }
+}
+
 // Two processes with one rank racing: exactly one wins, the other is told who won.
 TEST(TcpStoreClaims, RacingClaimsOfOneRankHaveOneWinner) {
   Store s;
@@ -212,7 +239,7 @@ TEST(TcpStoreClaims, RacingClaimsOfOneRankHaveOneWinner) {
 
 TEST(TcpStoreToken, TheRightTokenIsAdmitted) {
   Store s(StoreAccess{2, Token(kSecret)});
-  auto chief = s.Join(0, Token(kSecret));
+  auto chief = s.Chief();
   auto one = s.Join(1, Token(kSecret));
   ASSERT_TRUE(chief.ok()) << chief.error().message;
   ASSERT_TRUE(one.ok()) << one.error().message;

@@ -137,12 +137,11 @@ struct Served {
 
   explicit Served(StoreLimits limits = {}, StoreAccess access = {}) {
     limits.log = log.Sink();
-    JobTokenPtr token = access.token;
     auto s = TcpStoreServer::Start("127.0.0.1", 0, std::move(limits), std::move(access));
     EXPECT_TRUE(s.ok());
     if (!s.ok()) return;
     server = std::move(*s);
-    auto c = TcpStoreClient::Connect("127.0.0.1", port(), milliseconds(2000), StoreClaim(0, token));
+    auto c = TcpStoreClient::Connect("127.0.0.1", port(), milliseconds(2000), server->ChiefClaim());
     EXPECT_TRUE(c.ok());
     if (c.ok()) honest = std::move(*c);
     // Its first request at once, as a rank's is: a new connection must speak within the I/O timeout.

@@ -117,6 +117,17 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   socklen_t len = sizeof(bound);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
   std::unique_ptr<TcpStoreServer> s(new TcpStoreServer(std::move(limits), std::move(access)));
+  store_auth::Nonce key;
+  if (!store_auth::FreshNonce(&key)) {
+    ::close(fd);
+    return MakeError(ErrorKind::kInternal, "store " + where + ": OpenSSL's random generator failed");
+  }
+  auto owner = JobToken::FromSecret(std::string(key.begin(), key.end()), "the chief's own key");
+  if (!owner.ok()) {
+    ::close(fd);
+    return owner.error();
+  }
+  s->owner_ = *owner;
   s->listen_fd_ = fd;
   s->port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                                          : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
@@ -291,7 +302,8 @@ std::string TcpStoreServer::Hello(Session& session, std::string* why) {
 }
 
 // The checks run in this order so that a peer without the token learns nothing about who
-// holds which rank: the range, the proof, then the claims.
+// holds which rank: the range, the proof, then the claims. Rank 0 is proven with the
+// server's own key (ChiefClaim), every other rank with the job's token, if any.
 bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string* reply, std::string* why) {
   if (!session.nonce || session.rank >= 0) {
     *why = session.rank >= 0 ? "claimed a rank twice on one connection" : "sent CLAIM before HELLO";
@@ -301,15 +313,16 @@ bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string
   std::copy(req.nonce.begin(), req.nonce.end(), client.begin());
   const std::string rank = "rank " + std::to_string(req.rank);
   const std::string who = session.peer + " (" + Printable(req.who, kStoreMaxWhoBytes) + ")";
+  const JobToken* key = req.rank == 0 ? owner_.get() : access_.token.get();
   std::string refusal;
   if (req.rank >= kStoreMaxRank || (access_.world_size > 0 && req.rank >= static_cast<uint32_t>(access_.world_size))) {
     refusal = rank + " is not one of the job's " +
               (access_.world_size > 0 ? std::to_string(access_.world_size) : std::to_string(kStoreMaxRank)) + " ranks";
-  } else if (access_.token &&
-             !access_.token->Verify(store_auth::ClaimMessage(*session.nonce, client, req.rank, req.who),
-                                    reinterpret_cast<const uint8_t*>(req.proof.data()), req.proof.size())) {
-    refusal = req.proof.empty() ? "no proof of the job token, which this store requires"
-                                : "a wrong proof of the job token (the claimant holds another token)";
+  } else if (key && !key->Verify(store_auth::ClaimMessage(*session.nonce, client, req.rank, req.who),
+                                 reinterpret_cast<const uint8_t*>(req.proof.data()), req.proof.size())) {
+    refusal = req.rank == 0       ? "rank 0 is the chief's, claimed only by the process that serves the store"
+              : req.proof.empty() ? "no proof of the job token, which this store requires"
+                                  : "a wrong proof of the job token (the claimant holds another token)";
   } else if (!req.Charge(kStoreEntryOverhead + who.size())) {
     *why = "its claim would take the store past " + std::to_string(budget_->limit()) + " bytes held";
     return false;
@@ -331,8 +344,8 @@ bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string
   session.rank = req.rank;
   session.who = who;
   std::string proof;
-  if (access_.token) {
-    const Mac mac = access_.token->Sign(store_auth::ChiefMessage(*session.nonce, client, req.rank));
+  if (key) {
+    const Mac mac = key->Sign(store_auth::ChiefMessage(*session.nonce, client, req.rank));
     proof.assign(reinterpret_cast<const char*>(mac.data()), mac.size());
   }
   *reply = WithLength(sw::kGranted, proof);

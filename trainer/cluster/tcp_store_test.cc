@@ -15,7 +15,7 @@ TEST(TcpStore, SetGetCheckWait) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok()) << server.error().message;
   int port = (*server)->port();
-  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), StoreClaim{0});
+  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));  // reads only
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_FALSE(*(*b)->Check("k"));
@@ -34,7 +34,7 @@ TEST(TcpStore, SetGetCheckWait) {
 TEST(TcpStore, WaitTimesOutNamingKeys) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
-  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), StoreClaim{0});
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), (*server)->ChiefClaim());
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE((*c)->Set("x", "1").ok());
   std::vector<std::string> missing;
@@ -50,7 +50,7 @@ TEST(TcpStore, WaitReturnsWhenTheLastKeyIsSet) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
   int port = (*server)->port();
-  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), StoreClaim{0});
+  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
   ASSERT_TRUE(a.ok() && b.ok());
   std::thread later([&] {
@@ -107,7 +107,7 @@ TEST(TcpStore, ManyClientsWaitForOneKey) {
       if ((*c)->Wait({"go"}, milliseconds(20000)).ok()) ++ok;
     });
   }
-  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), StoreClaim{0});
+  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   ASSERT_TRUE(chief.ok());
   std::vector<std::string> keys;
   for (int i = 1; i <= kClients; ++i) keys.push_back("arrive/" + std::to_string(i));
@@ -121,7 +121,7 @@ TEST(TcpStore, ManyClientsWaitForOneKey) {
 TEST(TcpStore, ByteCounters) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
-  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), StoreClaim{0});
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), StoreClaim(1));
   ASSERT_TRUE(c.ok());
   TcpStoreClient& cl = **c;
   // HELLO 1, reply 1 + 32; CLAIM 1 + 4 + (4 + who) + 32 + (4 + 0), reply 1 + (4 + 0).
@@ -129,17 +129,17 @@ TEST(TcpStore, ByteCounters) {
   EXPECT_GT(who, 0u);
   EXPECT_EQ(cl.bytes_received(), 38u);
   const uint64_t s0 = cl.bytes_sent(), r0 = cl.bytes_received();
-  ASSERT_TRUE(cl.Set("key", "value").ok());  // 1 + 4 + 3 + 4 + 5; reply 1
-  EXPECT_EQ(cl.bytes_sent() - s0, 17u);
+  ASSERT_TRUE(cl.Set("key/1", "value").ok());  // 1 + 4 + 5 + 4 + 5; reply 1
+  EXPECT_EQ(cl.bytes_sent() - s0, 19u);
   EXPECT_EQ(cl.bytes_received() - r0, 1u);
-  ASSERT_TRUE(cl.Get("key").ok());  // 1 + 4 + 3; reply 1 + 4 + 5
-  EXPECT_EQ(cl.bytes_sent() - s0, 25u);
+  ASSERT_TRUE(cl.Get("key/1").ok());  // 1 + 4 + 5; reply 1 + 4 + 5
+  EXPECT_EQ(cl.bytes_sent() - s0, 29u);
   EXPECT_EQ(cl.bytes_received() - r0, 11u);
   ASSERT_TRUE(cl.Check("nope").ok());  // 1 + 4 + 4; reply 1
-  EXPECT_EQ(cl.bytes_sent() - s0, 34u);
+  EXPECT_EQ(cl.bytes_sent() - s0, 38u);
   EXPECT_EQ(cl.bytes_received() - r0, 12u);
-  ASSERT_TRUE(cl.Wait({"key"}, milliseconds(1000)).ok());  // 1 + 4 + (4 + 3) + 4; reply 1
-  EXPECT_EQ(cl.bytes_sent() - s0, 50u);
+  ASSERT_TRUE(cl.Wait({"key/1"}, milliseconds(1000)).ok());  // 1 + 4 + (4 + 5) + 4; reply 1
+  EXPECT_EQ(cl.bytes_sent() - s0, 56u);
   EXPECT_EQ(cl.bytes_received() - r0, 13u);
   // A client that claims nothing (a reader of an open store) says nothing before its requests.
   auto reader = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
