@@ -23,6 +23,10 @@ enum ClaimStatus : uint8_t { kGranted = 0, kRefused = 1 };
 // "SET", "GET", ... ("op 9" for others): for messages.
 std::string OpName(uint8_t op);
 
+// Text from the other end made fit for a message or a log line: printable ASCII (anything
+// else becomes '?'), at most `max` bytes ("..." when cut).
+std::string Printable(const std::string& s, size_t max);
+
 using Clock = std::chrono::steady_clock;
 using Deadline = std::optional<Clock::time_point>;  // none: wait for ever
 

@@ -117,8 +117,9 @@ Status TcpStoreClient::Handshake(const StoreClaim& claim, std::chrono::milliseco
     return denied("this process holds a job token (" + claim.token->source() +
                   ") but the store asks for none: the chief runs without it, or something else serves its port");
   }
-  if (!store_auth::FreshNonce(&client))
+  if (!store_auth::FreshNonce(&client)) {
     return MakeError(ErrorKind::kInternal, "store: OpenSSL's random generator failed");
+  }
   const uint32_t rank = static_cast<uint32_t>(claim.rank);
   const std::string who = Who();
   std::string req(1, static_cast<char>(sw::kClaim));
@@ -135,7 +136,10 @@ Status TcpStoreClient::Handshake(const StoreClaim& claim, std::chrono::milliseco
   TRAINER_TRY(Recv(&status, 1, deadline));
   auto answer = RecvString(kStoreMaxMessageBytes, deadline);
   if (!answer.ok()) return answer.error();
-  if (status != sw::kGranted) return denied("refused the claim of rank " + std::to_string(rank) + ": " + *answer);
+  if (status != sw::kGranted) {
+    return denied("refused the claim of rank " + std::to_string(rank) + ": " +
+                  sw::Printable(*answer, kStoreMaxMessageBytes));
+  }
   if (claim.token && !claim.token->Verify(store_auth::ChiefMessage(server, client, rank),
                                           reinterpret_cast<const uint8_t*>(answer->data()), answer->size())) {
     return denied("it did not prove that it holds the job token (" + claim.token->source() +
@@ -193,10 +197,11 @@ Result<bool> TcpStoreClient::Store(const std::string& key, const std::string& va
   auto why = RecvString(kStoreMaxMessageBytes);
   if (!why.ok()) return why.error();
   if (status == sw::kExists) {
-    if (exists) *exists = *why;
+    if (exists) *exists = sw::Printable(*why, kStoreMaxMessageBytes);
     return false;
   }
-  return MakeError(ErrorKind::kDenied, "store " + where_ + ": refused to store " + key + ": " + *why);
+  return MakeError(ErrorKind::kDenied,
+                   "store " + where_ + ": refused to store " + key + ": " + sw::Printable(*why, kStoreMaxMessageBytes));
 }
 
 Status TcpStoreClient::Set(const std::string& key, const std::string& value) {

@@ -57,17 +57,6 @@ std::string PeerName(const sockaddr_storage& ss, socklen_t len) {
   return name;
 }
 
-// Peer-chosen text made fit for a log line: printable ASCII, at most `max` bytes.
-std::string Printable(const std::string& s, size_t max) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max; ++i) {
-    const char c = s[i];
-    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
 std::string WithLength(uint8_t status, const std::string& text) {
   std::string reply(1, static_cast<char>(status));
   sw::PutU32(&reply, static_cast<uint32_t>(text.size()));
@@ -312,7 +301,7 @@ bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string
   store_auth::Nonce client;
   std::copy(req.nonce.begin(), req.nonce.end(), client.begin());
   const std::string rank = "rank " + std::to_string(req.rank);
-  const std::string who = session.peer + " (" + Printable(req.who, kStoreMaxWhoBytes) + ")";
+  const std::string who = session.peer + " (" + sw::Printable(req.who, kStoreMaxWhoBytes) + ")";
   const JobToken* key = req.rank == 0 ? owner_.get() : access_.token.get();
   std::string refusal;
   if (req.rank >= kStoreMaxRank || (access_.world_size > 0 && req.rank >= static_cast<uint32_t>(access_.world_size))) {
@@ -356,7 +345,7 @@ bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string
 std::string TcpStoreServer::StoreValue(const Session& session, StoreRequest& req, std::string* why) {
   const std::string& key = req.keys[0];
   const KeyOwner owner = OwnerOf(key);
-  const std::string quoted = Printable(key, kQuotedKeyBytes);
+  const std::string quoted = sw::Printable(key, kQuotedKeyBytes);
   std::string denial;
   if (session.rank < 0) {
     denial = quoted + " is " + DescribeOwner(owner) + "'s; this connection claimed no rank";
