@@ -27,8 +27,10 @@
 //                     (empty when open), or why it refused (then it closes)
 // A connection says HELLO, then CLAIMs its rank with `proof` = HMAC-SHA256 under the
 // token of store_auth::ClaimMessage (both nonces, the rank, `who`); the server's proof is
-// the HMAC of store_auth::ChiefMessage. Before its claim is granted, a connection to a
-// store with a token may send nothing else; to an open store, anything but SET.
+// the HMAC of store_auth::ChiefMessage. Rank 0's key is not the job's token but one the
+// server made at Start and only its own process holds (ChiefClaim). Before its claim is
+// granted, a connection to a store with a token may send nothing else; to an open store,
+// anything, but a SET is denied.
 // WAIT blocks on the server (a thread per connection sleeps on a condition variable that
 // every SET and the server's shutdown wake), so N waiting workers cost no polling. A
 // server shutting down closes the connection instead of replying.
