@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fleet check's chief under attack (issue 15, class 7): while `imgtool fleet check`
-# (rank 0 of 2) serves the rendezvous store, tests/trainer/store_attack.py declares
-# 64 MiB and 1 GB values, stalls mid-value and floods the port. The chief's memory must
+# (rank 0 of 2) serves the rendezvous store, tests/trainer/store_attack.py writes keys it
+# claimed no rank for (issue 24, class 6), declares 64 MiB and 1 GB values, stalls
+# mid-value and floods the port. The forgeries must be denied, the chief's memory must
 # stay bounded, each attacker must be dropped with a logged reason, and the honest worker
 # must still get the verdict.
 source "$(dirname "$0")/lib.sh"
@@ -39,11 +40,16 @@ wait "$attacker" || fail "the attacker failed: $(cat "$WORK/attack.err")"
 cmp -s "$WORK/chief.out" "$WORK/worker.out" || fail "the reports differ: $(diff "$WORK/chief.out" "$WORK/worker.out")"
 pass "both workers got the same verdict under attack: $(head -1 "$WORK/chief.out")"
 
-read -r before during peak mega giga refused stalled < <(python3 -c '
+read -r before during peak mega giga refused stalled forged outside < <(python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))
-print(a["rss_before"], a["rss_during"], a["rss_peak"], a["mega64_dropped"], a["giga_dropped"], a["flood_refused"], a["stalled_dropped"])' \
-  "$WORK/attack.json")
+print(a["rss_before"], a["rss_during"], a["rss_peak"], a["mega64_dropped"], a["giga_dropped"], a["flood_refused"], a["stalled_dropped"],
+      a["forgeries_denied"], int(a["outside_claim_refused"]))' "$WORK/attack.json")
+[ "$forged" = 4 ] || fail "$forged of 4 writes by a peer without a rank (fp/1, arrive/1, gloo/addr/1, verdict) were denied"
+[ "$outside" = 1 ] || fail "a claim of rank 100000 in a job of 2 was not refused"
+grep -qE '^imgtool: fleet check: store: denied a write by 127\.0\.0\.1:[0-9]+: fp/1 is rank 1.s; this connection claimed no rank$' \
+  "$WORK/chief.err" || fail "no log line for the forged fp/1: $(head -40 "$WORK/chief.err")"
+pass "4 writes by a peer that claimed no rank denied and logged, a claim outside the job refused"
 mb() { echo $(($1 >> 20)); }
 # Under AddressSanitizer (scripts/test --sanitize) the process starts near 300 MB of shadow
 # and keeps freed blocks in quarantine (up to 256 MB): the bounds widen, the attack (1 GB

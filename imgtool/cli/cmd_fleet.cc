@@ -11,6 +11,7 @@
 
 #include "cli/common.h"
 #include "cluster/cluster_config.h"
+#include "cluster/job_token.h"
 #include "fleet/compare.h"
 #include "fleet/fingerprint.h"
 #include "fleet/gather.h"
@@ -118,6 +119,10 @@ int RunCheck(const CheckFlags& f) {
     if (!expected.ok()) return Fail(expected.error().Context("--expect " + f.expect));
     opts.expected = std::move(*expected);
   }
+  // The job token: without it the store is open to whoever reaches the chief's port.
+  auto token = trainer::FindJobToken(trainer::DefaultTokenSources());
+  if (!token.ok()) return Fail(token.error());
+  opts.token = *token;
   if (tty) opts.progress = progress;
   // Said whether or not on a TTY: a peer dropped by the chief's store broke a limit.
   opts.store_log = [](const std::string& line) { PrintLine("imgtool: fleet check: ", line); };
@@ -183,10 +188,15 @@ void AddFleetCommands(CLI::App& app, Action& run) {
       "  {\"cluster\": {\"chief\": [\"10.0.0.1:2222\"], \"worker\": [\"10.0.0.2:2222\", \"10.0.0.3:2222\"]},\n"
       "   \"task\": {\"type\": \"worker\", \"index\": 0}}\n"
       "Without TF_CONFIG: --rank R --world-size N --rendezvous HOST:PORT.\n\n"
+      "Each worker claims its rank in the store and writes only its own keys, once; a rank claimed twice\n"
+      "fails the check, naming both processes. IMGTOOL_FLEET_TOKEN (the same secret, 16+ characters, on\n"
+      "every worker, e.g. `openssl rand -hex 32`) closes the store to processes that do not hold it; the\n"
+      "token is proven over fresh nonces, never sent.\n\n"
       "Exit codes: 0 every worker matches; 1 the stacks differ (a field, --expect, or a golden run\n"
       "suspect); 3 workers missing after --timeout (a worker whose chief never answers reports the\n"
-      "chief missing); 2 invalid input (flags, TF_CONFIG, --expect file); 6 transport (the store's\n"
-      "port in use, the chief lost mid-way); 70 internal.\n\n"
+      "chief missing); 2 invalid input (flags, TF_CONFIG, --expect file, a short token); 4 the store or\n"
+      "the verdict disagrees with what this worker sent; 5 refused (a rank claimed twice, a missing or\n"
+      "wrong job token); 6 transport (the store's port in use, the chief lost mid-way); 70 internal.\n\n"
       "Examples:\n"
       "  TF_CONFIG=... imgtool fleet check --timeout 600 --golden-run --no-hash-cache\n"
       "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"

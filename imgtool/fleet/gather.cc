@@ -1,9 +1,12 @@
-// The fleet check's exchange (protocol in gather.h). Keys in the store:
-//   fp/<rank>         that worker's fingerprint digest (it arrived)
-//   fpfull/<digest>   one full fingerprint with that digest (canonical-ish JSON, ToJson)
-//   verdict           the chief's verdict (VerdictToWire without the worker list), or
-//                     "error <kind> <message>" when the chief could not reach one
-//   ack/<rank>        that worker has read the verdict: the chief may stop the store
+// The fleet check's exchange (protocol in gather.h). Keys in the store, and who may write
+// them (trainer/cluster/store_keys.h; each once):
+//   fp/<rank>         that worker's fingerprint digest (it arrived)         that rank
+//   fpfull/<digest>   one full fingerprint with that digest (ToJson)        any rank
+//   verdict           the chief's verdict (VerdictToWire without the        the chief
+//                     worker list), or "error <kind> <message>" when the
+//                     chief could not reach one
+//   ack/<rank>        that worker has read the verdict: the chief may       that rank
+//                     stop the store
 // It is not a membership service: the cluster is what TF_CONFIG (or the flags) say.
 #include "fleet/gather.h"
 
@@ -86,6 +89,17 @@ Error ErrorFromWire(const std::string& text) {
   return MakeError(static_cast<ErrorKind>(kind), rest.substr(space + 1));
 }
 
+// A verdict of one fingerprint for every arrived worker must be this worker's own: the
+// chief compared what the store held for us, and that must be what we sent.
+Status CheckVerdictNamesUs(const Verdict& v, int rank, const std::string& digest, const std::string& chief) {
+  auto common = v.notes.find("fingerprint");
+  if (common == v.notes.end() || common->second == digest) return Status::Ok();
+  if (std::find(v.missing.begin(), v.missing.end(), rank) != v.missing.end()) return Status::Ok();
+  return MakeError(ErrorKind::kIntegrity, "the verdict of " + chief + " gives every worker fingerprint " +
+                                              common->second.substr(0, 80) + ", but this worker's is " + digest +
+                                              ": the chief did not compare what this worker sent");
+}
+
 struct Exchange {
   const trainer::ClusterConfig& cluster;
   const GatherOptions& options;
@@ -93,17 +107,33 @@ struct Exchange {
   std::string digest;  // this worker's
   std::unique_ptr<trainer::TcpStoreClient> client;
   int distinct = 0;
+  // The chief's: every rank its store saw claimed twice (TcpStoreServer::conflicts).
+  std::function<std::vector<std::string>()> conflicts;
 
   void Progress(const std::string& line) const {
     if (options.progress) options.progress(line);
   }
 
-  // Stores this worker's full fingerprint unless one with its digest is there already.
+  // Stores this worker's full fingerprint unless one with its digest is there already
+  // (another worker with the same digest may store it first: Add, not Set).
   Status PublishFull(const Fingerprint& mine) {
     auto has = client->Check(FullKey(digest));
     if (!has.ok()) return has.error();
     if (*has) return Status::Ok();
-    return client->Set(FullKey(digest), FullJson(mine));
+    auto added = client->Add(FullKey(digest), FullJson(mine));
+    return added.ok() ? Status::Ok() : Status(added.error());
+  }
+
+  // Two processes with one rank (or an outsider in a worker's place) make any verdict a
+  // lie about one of them: fail, naming both.
+  Status RefuseConflicts() const {
+    if (!conflicts) return Status::Ok();
+    std::string lines;
+    for (const auto& line : conflicts()) lines += (lines.empty() ? "" : "; ") + line;
+    if (lines.empty()) return Status::Ok();
+    return MakeError(ErrorKind::kDenied, "fleet check: " + lines +
+                                             " (two processes run as one worker, or a process outside the job took "
+                                             "a worker's rank; a job token keeps outsiders out)");
   }
 
   // The chief: wait for everyone (or the timeout), compare, publish. The verdict
@@ -111,8 +141,8 @@ struct Exchange {
   Result<Verdict> Chief(const Fingerprint& mine, Clock::time_point deadline) {
     // The full fingerprint first, then the digest: a digest anyone can read always has
     // its fingerprint stored already.
-    IMGTOOL_TRY(client->Set(FullKey(digest), FullJson(mine)));
-    IMGTOOL_TRY(client->Set(FpKey(0), digest));
+    IMGTOOL_TRY(PublishFull(mine));
+    IMGTOOL_TRY(client->Publish(FpKey(0), digest));
     std::vector<std::string> waiting;
     for (size_t r = 0; r < workers.size(); ++r) waiting.push_back(FpKey(static_cast<int>(r)));
     for (;;) {
@@ -130,6 +160,7 @@ struct Exchange {
       Progress("waiting for " + std::to_string(waiting.size()) + " of " + std::to_string(workers.size()) + " workers");
     }
     std::set<std::string> absent(waiting.begin(), waiting.end());
+    IMGTOOL_TRY(RefuseConflicts());
 
     CompareInput in;
     in.workers = workers;
@@ -166,6 +197,52 @@ struct Exchange {
     return decoded;
   }
 
+  // The chief: serves the store, runs Chief, publishes its verdict or its error, and
+  // serves until every worker that arrived has read it (or the grace ends); returning
+  // stops the store and frees the port for the trainer.
+  Result<Verdict> Serve(const Fingerprint& mine, Clock::time_point deadline) {
+    trainer::StoreLimits limits = trainer::StoreLimits::ForTasks(static_cast<int>(workers.size()));
+    limits.log = options.store_log;
+    const trainer::StoreAccess access{static_cast<int>(workers.size()), options.token};
+    auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port, limits, access);
+    if (!server.ok()) {
+      return server.error().Context("fleet check: " + workers[0].name +
+                                    " serves the rendezvous store on the chief's address in TF_CONFIG "
+                                    "(or --rendezvous)");
+    }
+    auto self =
+        trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect, (*server)->ChiefClaim());
+    if (!self.ok()) {
+      return self.error().Context("fleet check: " + ChiefName(workers, cluster) + " connecting to its own store");
+    }
+    client = std::move(*self);
+    conflicts = [s = server->get()] { return s->conflicts(); };
+    auto v = Chief(mine, deadline);
+    if (!v.ok()) (void)client->Set(kVerdictKey, ErrorToWire(v.error()));  // so the workers stop waiting
+    AwaitReaders(v.ok() ? v->missing : Absent());
+    return v;
+  }
+
+  // Ranks whose fingerprint never arrived.
+  std::vector<int> Absent() {
+    std::vector<int> out;
+    for (size_t r = 1; r < workers.size(); ++r) {
+      auto has = client->Check(FpKey(static_cast<int>(r)));
+      if (!has.ok() || !*has) out.push_back(static_cast<int>(r));
+    }
+    return out;
+  }
+
+  // Waits for ack/<rank> of every worker but the chief and the missing.
+  void AwaitReaders(const std::vector<int>& missing) {
+    std::vector<std::string> acks;
+    for (size_t r = 1; r < workers.size(); ++r) {
+      const int rank = static_cast<int>(r);
+      if (std::find(missing.begin(), missing.end(), rank) == missing.end()) acks.push_back(AckKey(rank));
+    }
+    (void)client->Wait(acks, std::min<milliseconds>(options.timeout, kAckGrace));
+  }
+
   // Every other worker: publish, wait for the chief's word.
   Result<Verdict> Worker(const Fingerprint& mine) {
     const int rank = cluster.rank;
@@ -179,7 +256,7 @@ struct Exchange {
     if (!theirs.ok()) return theirs.error();
     // Matching the chief is the common case, and then the chief has our fingerprint.
     if (!theirs->has_value() || **theirs != digest) IMGTOOL_TRY(PublishFull(mine));
-    IMGTOOL_TRY(client->Set(FpKey(rank), digest));
+    IMGTOOL_TRY(client->Publish(FpKey(rank), digest));
     Progress("waiting for the verdict of " + chief);
 
     const milliseconds verdict_wait = options.timeout + kVerdictMargin;
@@ -193,10 +270,11 @@ struct Exchange {
     auto text = client->Get(kVerdictKey);
     if (!text.ok()) return text.error();
     if (!text->has_value()) return MakeError(ErrorKind::kInternal, "the verdict vanished from the store");
+    (void)client->Set(AckKey(rank), "1");  // best effort: the chief stops waiting sooner
     if ((*text)->rfind(kErrorPrefix, 0) == 0) return ErrorFromWire(**text).Context(chief + " failed");
     auto v = VerdictFromWire(**text, workers);
     if (!v.ok()) return v.error().Context("the verdict of " + chief);
-    (void)client->Set(AckKey(rank), "1");  // best effort: the chief stops waiting sooner
+    IMGTOOL_TRY(CheckVerdictNamesUs(*v, rank, digest, chief));
     return v;
   }
 };
@@ -220,7 +298,7 @@ Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Finge
                                                    " is not one of the cluster's " +
                                                    std::to_string(cluster.tasks.size()) + " tasks");
   }
-  Exchange x{cluster, options, WorkersOf(cluster), FingerprintDigest(mine, options.ignore), nullptr};
+  Exchange x{cluster, options, WorkersOf(cluster), FingerprintDigest(mine, options.ignore), nullptr, 0, nullptr};
   auto finish = [&](Result<Verdict> v) {
     if (stats) {
       *stats = GatherStats{};
@@ -242,43 +320,19 @@ Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Finge
 
   const std::string chief = ChiefName(x.workers, cluster);
   if (cluster.rank == 0) {
-    const auto deadline = start + options.timeout;
-    trainer::StoreLimits limits = trainer::StoreLimits::ForTasks(static_cast<int>(x.workers.size()));
-    limits.log = options.store_log;
-    auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port, limits);
-    if (!server.ok()) {
-      return server.error().Context("fleet check: " + x.workers[0].name +
-                                    " serves the rendezvous store on the chief's address in TF_CONFIG "
-                                    "(or --rendezvous)");
-    }
-    auto client = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect);
-    if (!client.ok()) return client.error().Context("fleet check: " + chief + " connecting to its own store");
-    x.client = std::move(*client);
-    auto v = x.Chief(mine, deadline);
-    if (!v.ok()) {
-      (void)x.client->Set(kVerdictKey, ErrorToWire(v.error()));  // so the workers stop waiting
-      return finish(v.error());
-    }
+    auto v = x.Serve(mine, start + options.timeout);
     auto result = finish(std::move(v));
-    // Serve until every arrived worker has read the verdict (or the grace ends); then
-    // `server` goes out of scope, which stops it and closes the port for the trainer.
-    std::vector<std::string> acks;
-    for (size_t r = 1; r < x.workers.size(); ++r) {
-      const int rank = static_cast<int>(r);
-      if (std::find(result->missing.begin(), result->missing.end(), rank) == result->missing.end()) {
-        acks.push_back(AckKey(rank));
-      }
-    }
-    (void)x.client->Wait(acks, std::min<milliseconds>(options.timeout, kAckGrace));
-    if (stats) {
-      stats->bytes_sent = x.client->bytes_sent();
-      stats->bytes_received = x.client->bytes_received();
-    }
     x.client.reset();
     return result;
   }
 
-  auto client = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, options.timeout);
+  auto client = trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, options.timeout,
+                                                 trainer::StoreClaim{cluster.rank, options.token});
+  // Refused (a claimed rank, the token) or not a store we can trust: an error, not a
+  // missing chief.
+  if (!client.ok() && client.error().kind != ErrorKind::kTransport) {
+    return finish(client.error().Context("fleet check: " + x.workers[static_cast<size_t>(cluster.rank)].name));
+  }
   if (!client.ok()) {
     // The cause only ("Connection refused"): the note must fit on a report line.
     const std::string& why = client.error().message;

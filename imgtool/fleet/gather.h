@@ -1,17 +1,22 @@
 // Gather: the fleet check's exchange over the trainer's rendezvous store (the same
 // TF_CONFIG parsing and TCP store the trainer uses, trainer/cluster). The chief (rank 0)
-// serves the store on the rendezvous address; then
+// serves the store on the rendezvous address; every worker connects and claims its rank
+// (with the job token when there is one: the store then admits no one else); a worker
+// writes only its own keys, once (trainer/cluster/store_keys.h). Then
 //   1. the chief SETs fpfull/<digest> (its full fingerprint) and fp/0 = its digest;
 //   2. every other worker waits for fp/0; when its own digest differs from the chief's it
 //      SETs fpfull/<digest> unless a worker with that digest already did (CHECK first);
 //      then fp/<rank> = its digest. A full fingerprint is always stored before its
 //      digest is published, so the chief never reads a digest it cannot explain;
-//   3. the chief waits (until --timeout) for every fp/<rank>, reads one full fingerprint
-//      per distinct digest, runs Compare and SETs "verdict" (without the worker list,
-//      which every worker derives from its own cluster config);
-//   4. every worker waits for "verdict", decodes it with its own worker list, SETs
-//      ack/<rank>; the chief serves until every arrived worker has acked (or 5 s), then
-//      stops the store, freeing the port for the trainer that runs next.
+//      It reads fp/<rank> back: the store must hold what it sent;
+//   3. the chief waits (until --timeout) for every fp/<rank>, fails when the store saw a
+//      rank claimed twice (two processes with one rank, or an outsider), reads one full
+//      fingerprint per distinct digest, runs Compare and SETs "verdict" (without the
+//      worker list, which every worker derives from its own cluster config);
+//   4. every worker waits for "verdict", decodes it with its own worker list, checks that
+//      a verdict of one fingerprint for all names its own, SETs ack/<rank>; the chief
+//      serves until every arrived worker has acked (or 5 s), then stops the store,
+//      freeing the port for the trainer that runs next.
 // Bytes per worker when all match: a wait and a read of fp/0, one digest, one verdict
 // (constant in N). The chief reads N digests: its traffic grows linearly, nobody else's.
 // Waits are server-side (the store's WAIT op), so N waiting workers cost no polling.
@@ -27,6 +32,7 @@
 #include <vector>
 
 #include "cluster/cluster_config.h"
+#include "cluster/job_token.h"
 #include "fleet/compare.h"
 #include "fleet/fingerprint.h"
 #include "oci/result.h"
@@ -41,8 +47,11 @@ struct GatherOptions {
   // TTY. Called on the calling thread, about once a second while waiting.
   std::function<void(const std::string&)> progress;
   // The chief's store reports each peer it refuses or drops here (a limit passed,
-  // trainer::StoreLimits); called from the store's threads.
+  // trainer::StoreLimits; a claim or a write refused); called from the store's threads.
   std::function<void(const std::string&)> store_log;
+  // The job token (IMGTOOL_FLEET_TOKEN): required of every worker by the chief's store,
+  // and of the store by every worker. Null: the store is open.
+  trainer::JobTokenPtr token;
 };
 
 struct GatherStats {
@@ -57,8 +66,12 @@ std::vector<WorkerId> WorkersOf(const trainer::ClusterConfig& cluster);
 
 // Every worker calls this with the same cluster; all return the same verdict. Errors:
 // the chief cannot listen (port in use: kTransport naming host:port), the connection to
-// the chief is lost mid-way (kTransport), a malformed verdict, or the chief's own error
-// (relayed to every worker). An unreachable chief is a verdict, not an error (above).
+// the chief is lost mid-way (kTransport), the store refuses this worker's claim (kDenied:
+// its rank is claimed already, naming both claimants; a missing or wrong token) or does
+// not prove the token, the store or the verdict disagrees with what this worker sent
+// (kIntegrity), a malformed verdict, or the chief's own error (relayed to every worker;
+// kDenied when a rank was claimed twice). An unreachable chief is a verdict, not an error
+// (above).
 Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Fingerprint& mine,
                               const GatherOptions& options, GatherStats* stats = nullptr);
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -214,6 +215,128 @@ TEST(Gather, OneWorkerNeedsNoNetwork) {
   EXPECT_TRUE(v->ok());
   EXPECT_EQ(v->expected_workers, 1);
   EXPECT_EQ(stats.bytes_sent, 0u);
+}
+
+// --- Who takes part: claims, write-once keys, the job token ---
+
+trainer::ClusterConfig Rank(int r, int n, int port) {
+  return *trainer::ClusterFromFlags(r, n, "127.0.0.1:" + std::to_string(port), "");
+}
+
+trainer::JobTokenPtr Token(const std::string& secret) {
+  return *trainer::JobToken::FromSecret(secret, "IMGTOOL_FLEET_TOKEN");
+}
+
+// The red team's attack: while the chief waits, a process that is no worker connects and
+// overwrites fp/1 and fp/2 with the chief's digest, so that the differing worker 2 would
+// look like the others. Its writes are refused and everyone still sees worker 2 differ.
+TEST(Gather, AnOutsiderCannotOverwriteTheWorkersFingerprints) {
+  const int port = FreePort();
+  std::vector<Result<Verdict>> v(3, MakeError(ErrorKind::kInternal, "did not run"));
+  auto run = [&](int r, const Fingerprint& fp) {
+    return std::thread([&, r, fp] { v[r] = GatherVerdict(Rank(r, 3, port), fp, Quick()); });
+  };
+  std::thread chief = run(0, Fp(0)), one = run(1, Fp(1));
+  auto outsider = trainer::TcpStoreClient::Connect("127.0.0.1", port, milliseconds(5000));
+  ASSERT_TRUE(outsider.ok());
+  ASSERT_TRUE((*outsider)->Wait({"fp/0", "fp/1"}, milliseconds(5000)).ok());
+  const std::string chiefs = **(*outsider)->Get("fp/0");
+  for (const char* key : {"fp/1", "fp/2", "verdict"}) {
+    auto st = (*outsider)->Set(key, chiefs);
+    ASSERT_FALSE(st.ok()) << key;
+    EXPECT_EQ(st.error().kind, ErrorKind::kDenied);
+    EXPECT_NE(st.error().message.find("this connection claimed no rank"), std::string::npos) << st.error().message;
+  }
+  std::thread two = run(2, Fp(2, "2.19.3"));
+  for (auto* t : {&chief, &one, &two}) t->join();
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(v[r].ok()) << r << ": " << v[r].error().message;
+    EXPECT_EQ(v[r]->ExitCode(), 1) << RenderText(*v[r]);
+    ASSERT_EQ(v[r]->diffs.size(), 1u);
+    EXPECT_EQ(v[r]->diffs[0].groups[1], (ValueGroup{"2.19.3", {2}}));
+  }
+}
+
+// Two processes started as worker 1: the second to claim the rank is refused naming
+// both, and the chief refuses a verdict, so neither can pass for worker 1.
+TEST(Gather, TwoProcessesWithOneRankAreRefusedNamingBoth) {
+  const int port = FreePort();
+  std::vector<Result<Verdict>> v(4, MakeError(ErrorKind::kInternal, "did not run"));
+  std::atomic<int> ones_done{0};
+  std::thread chief([&] { v[0] = GatherVerdict(Rank(0, 3, port), Fp(0), Quick()); });
+  std::thread one_a([&] {
+    v[1] = GatherVerdict(Rank(1, 3, port), Fp(1), Quick());
+    ++ones_done;
+  });
+  std::thread one_b([&] {
+    v[2] = GatherVerdict(Rank(1, 3, port), Fp(1, "2.19.3"), Quick());
+    ++ones_done;
+  });
+  while (ones_done.load() == 0) std::this_thread::sleep_for(milliseconds(5));  // one was refused
+  std::thread two([&] { v[3] = GatherVerdict(Rank(2, 3, port), Fp(2), Quick()); });
+  for (auto* t : {&chief, &one_a, &one_b, &two}) t->join();
+  int refused_claims = 0;
+  for (const auto& r : v) {
+    ASSERT_FALSE(r.ok()) << RenderText(*r);
+    EXPECT_EQ(r.error().kind, ErrorKind::kDenied) << r.error().message;
+    EXPECT_NE(r.error().message.find("rank 1 is claimed twice: first by 127.0.0.1:"), std::string::npos)
+        << r.error().message;
+    if (r.error().message.find("refused the claim of rank 1") != std::string::npos) ++refused_claims;
+  }
+  EXPECT_EQ(refused_claims, 1);
+  EXPECT_EQ(v[0].error().message.rfind("fleet check: rank 1 is claimed twice", 0), 0u) << v[0].error().message;
+}
+
+TEST(Gather, AJobTokenAdmitsTheJobOnly) {
+  const int port = FreePort();
+  GatherOptions o = Quick();
+  o.token = Token("correct-horse-battery-staple-0123456789");
+  std::vector<Result<Verdict>> v(3, MakeError(ErrorKind::kInternal, "did not run"));
+  std::thread chief([&] { v[0] = GatherVerdict(Rank(0, 3, port), Fp(0), o); });
+  std::thread one([&] { v[1] = GatherVerdict(Rank(1, 3, port), Fp(1), o); });
+  // Worker 2's place, tried by processes without the token and with another one: refused
+  // outright (not "the chief is missing"), taking nothing from the job.
+  GatherOptions none = Quick(), other = Quick();
+  other.token = Token("an-outsiders-guess-0123456789");
+  for (const GatherOptions* bad : {&none, &other}) {
+    auto r = GatherVerdict(Rank(2, 3, port), Fp(2, "2.19.3"), *bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::kDenied) << r.error().message;
+    EXPECT_EQ(r.error().message.rfind("fleet check: worker 2: store 127.0.0.1:", 0), 0u) << r.error().message;
+  }
+  std::thread two([&] { v[2] = GatherVerdict(Rank(2, 3, port), Fp(2), o); });
+  for (auto* t : {&chief, &one, &two}) t->join();
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(v[r].ok()) << r << ": " << v[r].error().message;
+    EXPECT_EQ(v[r]->ExitCode(), 0) << RenderText(*v[r]);
+  }
+}
+
+// A chief whose verdict gives everyone a fingerprint that is not this worker's did not
+// compare what this worker sent: the worker says so instead of printing OK.
+TEST(Gather, AWorkerRefusesAVerdictThatIsNotAboutIt) {
+  const int port = FreePort();
+  auto server = trainer::TcpStoreServer::Start("127.0.0.1", port, {}, trainer::StoreAccess{2, nullptr});
+  ASSERT_TRUE(server.ok());
+  std::optional<Result<Verdict>> worker;
+  std::thread t([&] { worker = GatherVerdict(Rank(1, 2, port), Fp(1, "2.19.3"), Quick()); });
+  auto chief = trainer::TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
+  ASSERT_TRUE(chief.ok());
+  const std::string d0 = FingerprintDigest(Fp(0), {});
+  ASSERT_TRUE((*chief)->Set("fp/0", d0).ok());
+  ASSERT_TRUE((*chief)->Wait({"fp/1"}, milliseconds(5000)).ok());
+  Verdict lie;
+  lie.expected_workers = 2;
+  lie.workers = WorkersOf(Rank(0, 2, port));
+  lie.notes["fingerprint"] = d0;
+  ASSERT_TRUE((*chief)->Set("verdict", VerdictToWire(lie, WireWorkers::kOmit)).ok());
+  t.join();
+  ASSERT_TRUE(worker && !worker->ok());
+  EXPECT_EQ(worker->error().kind, ErrorKind::kIntegrity);
+  EXPECT_EQ(worker->error().message, "the verdict of worker 0 at 127.0.0.1:" + std::to_string(port) +
+                                         " gives every worker fingerprint " + d0 + ", but this worker's is " +
+                                         FingerprintDigest(Fp(1, "2.19.3"), {}) +
+                                         ": the chief did not compare what this worker sent");
 }
 
 TEST(Gather, WorkersAreNamedAfterTheirTfConfigTasks) {

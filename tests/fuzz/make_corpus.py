@@ -10,6 +10,7 @@ seeds only it can make (IMGTOOL_FUZZ_WRITE_SEEDS). Deterministic: mtimes 0, fixe
 import base64
 import gzip
 import hashlib
+import hmac
 import io
 import json
 import lzma
@@ -320,6 +321,29 @@ put("store_request", "wait.bin", bytes([4]) + struct.pack("<I", 2) + struct.pack
     struct.pack("<I", 7) + b"verdict" + struct.pack("<I", 100))
 put("store_request", "huge-length.bin", bytes([1]) + struct.pack("<I", 0xFFFFFFFF))
 put("store_request", "unknown-op.bin", bytes([9, 0, 0, 0, 0]))
+
+
+# The handshake (trainer/cluster/tcp_store.h): HELLO, then CLAIM rank 1 with a proof
+# under fuzz_store_request.cc's token for a server nonce of zeros (store_auth.cc's
+# ClaimMessage), then requests the token store lets through only after a valid claim.
+def claim(rank, who, nonce, proof):
+    return (bytes([6]) + struct.pack("<I", rank) + struct.pack("<I", len(who)) + who + nonce +
+            struct.pack("<I", len(proof)) + proof)
+
+
+def claim_proof(rank, who, nonce, secret=b"fuzz-store-token-0123456789"):
+    message = (b"imgtool rendezvous store v1: claim\0" + bytes(32) + nonce + struct.pack("<I", rank) +
+               struct.pack("<I", len(who)) + who)
+    return hmac.new(secret, message, hashlib.sha256).digest()
+
+
+WHO, NONCE = b"pid 12 on node-a", b"c" * 32
+put("store_request", "handshake.bin", bytes([5]) + claim(1, WHO, NONCE, claim_proof(1, WHO, NONCE)) +
+    store_req(1, b"fp/1", b"sha256:" + b"a" * 64) + store_req(2, b"fp/0") +
+    bytes([4]) + struct.pack("<I", 1) + struct.pack("<I", 7) + b"verdict" + struct.pack("<I", 100))
+put("store_request", "claim-no-proof.bin", bytes([5]) + claim(1, WHO, NONCE, b"") + store_req(1, b"fp/1", b"x"))
+put("store_request", "claim-wrong-proof.bin", bytes([5]) + claim(2, WHO, NONCE, claim_proof(1, WHO, NONCE)) +
+    store_req(3, b"fpfull/sha256:" + b"b" * 64))
 
 
 def idx(dims, fill=0):

@@ -1,8 +1,10 @@
 # The chief's rendezvous store under attack (issue 15, class 7): while a 2-task job's
-# chief waits for its worker, store_attack.py declares 64 MiB and 1 GB values, stalls
-# mid-value and floods the port with connections. The chief's memory must stay bounded,
-# every attacker must be dropped with a logged reason, and the job must still finish when
-# the honest worker comes, with the digest of an undisturbed run.
+# chief waits for its worker, store_attack.py writes keys it claimed no rank for (issue
+# 24, class 6: the worker's arrival and Gloo address, the chief's word), declares 64 MiB
+# and 1 GB values, stalls mid-value and floods the port with connections. The forgeries
+# must be denied, the chief's memory must stay bounded, every attacker must be dropped
+# with a logged reason, and the job must still finish when the honest worker comes, with
+# the digest of an undisturbed run.
 source "$(dirname "$0")/lib.sh"
 
 "$TRAINER" "${SHORT[@]}" >"$WORK/ref.out" 2>"$WORK/ref.err" || fail "reference run: $(cat "$WORK/ref.err")"
@@ -37,11 +39,18 @@ wait "$attacker" || fail "the attacker failed: $(cat "$WORK/attack.err")"
 [[ $(digest_of "$WORK/worker.out") == "$ref" ]] || fail "worker digest $(digest_of "$WORK/worker.out"), want $ref"
 pass "the job finished under attack with the undisturbed digest $ref"
 
-read -r before during peak mega giga refused stalled stalled_s < <(python3 -c '
+read -r before during peak mega giga refused stalled stalled_s forged outside < <(python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))
 print(a["rss_before"], a["rss_during"], a["rss_peak"], a["mega64_dropped"], a["giga_dropped"], a["flood_refused"], a["stalled_dropped"],
-      int(a["stalled_seconds"]))' "$WORK/attack.json")
+      int(a["stalled_seconds"]), a["forgeries_denied"], int(a["outside_claim_refused"]))' "$WORK/attack.json")
+((forged == 4)) || fail "$forged of 4 writes by a peer without a rank (fp/1, arrive/1, gloo/addr/1, verdict) were denied"
+((outside == 1)) || fail "a claim of rank 100000 in a job of 2 was not refused"
+grep -qE '^trainer: store: denied a write by 127\.0\.0\.1:[0-9]+: gloo/addr/1 is rank 1.s; this connection claimed no rank$' \
+  "$WORK/chief.err" || fail "no log line for the forged gloo/addr/1: $(head -40 "$WORK/chief.err")"
+grep -qE '^trainer: store: refused the claim of rank 100000 by 127\.0\.0\.1:[0-9]+ \(pid 0 on an outsider\): rank 100000 is not one of the job.s 2 ranks$' \
+  "$WORK/chief.err" || fail "no log line for the claim outside the job: $(head -40 "$WORK/chief.err")"
+pass "4 writes by a peer that claimed no rank denied and logged, a claim outside the job refused"
 mb() { echo $(($1 >> 20)); }
 # Before the fix the 16 peers declaring 64 MiB alone took the chief to 1 GB (measured
 # against the old store: 2 MB -> 1027 MB).

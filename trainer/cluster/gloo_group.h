@@ -1,7 +1,9 @@
 // GlooGroup: the job's process group. Rank 0 (the chief) serves the TCP store; every rank
-// announces itself, the chief waits (up to the rendezvous timeout) for all tasks and names
-// the ones that never arrived, then Gloo's full-mesh TCP connections are made through the
-// store. World size 1 needs no network and gets no Gloo context.
+// claims its rank there (with the job token when there is one) and announces itself, the
+// chief waits (up to the rendezvous timeout) for all tasks and names the ones that never
+// arrived, refuses to go on when a rank was claimed twice, then Gloo's full-mesh TCP
+// connections are made through the store. World size 1 needs no network and gets no Gloo
+// context.
 #pragma once
 
 #include <chrono>
@@ -24,6 +26,9 @@ struct GlooGroupOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(120)};
   // The chief's store reports each peer it refuses or drops here (StoreLimits::log).
   std::function<void(const std::string&)> store_log;
+  // The job token (job_token.h): when set, the chief's store admits only processes that
+  // prove they hold it, and every rank checks that the store holds it too.
+  JobTokenPtr token;
 };
 
 class GlooGroup {

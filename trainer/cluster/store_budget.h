@@ -37,14 +37,16 @@ class StoreBudget {
   std::atomic<uint64_t> used_{0}, peak_{0};
 };
 
-// A stored value. A GET writes it out without copying, holding a reference, so a value
-// replaced meanwhile stays counted until that reply is sent.
+// A stored value. A GET writes it out without copying, holding a reference, so the bytes
+// stay counted until that reply is sent, whatever happens to the store meanwhile.
 struct StoreEntry {
-  StoreEntry(std::string v, StoreBudget* b, uint64_t n) : value(std::move(v)), budget(b), charged(n) {}
+  StoreEntry(std::string v, uint32_t w, StoreBudget* b, uint64_t n)
+      : value(std::move(v)), writer(w), budget(b), charged(n) {}
   ~StoreEntry() { budget->Give(charged); }
   StoreEntry(const StoreEntry&) = delete;
   StoreEntry& operator=(const StoreEntry&) = delete;
   std::string value;
+  uint32_t writer;  // the rank whose connection stored it
   StoreBudget* budget;
   uint64_t charged;
 };

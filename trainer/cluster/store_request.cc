@@ -1,5 +1,7 @@
 #include "cluster/store_request.h"
 
+#include "cluster/store_auth.h"
+
 namespace trainer {
 namespace {
 
@@ -19,10 +21,13 @@ class RequestReader {
 
   // `first`: the deadline for the op byte (a new connection's first request); none
   // between requests.
-  bool Next(sw::Deadline first) {
+  bool Next(sw::Deadline first, StoreGate gate) {
     Read got = sw::ReadExact(fd_, &r_.op, 1, first);
     if (got == Read::kLate) return Fail("sent no request within " + sw::Seconds(limits_.io_timeout) + " of connecting");
     if (got != Read::kOk) return false;
+    if (gate == StoreGate::kHandshakeOnly && r_.op != sw::kHello && r_.op != sw::kClaim) {
+      return Fail("sent " + sw::OpName(r_.op) + " before proving the job token (the store requires it)");
+    }
     deadline_ = sw::Clock::now() + limits_.io_timeout;
     switch (r_.op) {
       case sw::kSet:
@@ -32,6 +37,10 @@ class RequestReader {
         return Key();
       case sw::kWait:
         return Wait();
+      case sw::kHello:
+        return true;
+      case sw::kClaim:
+        return Claim();
       default:
         return Fail("sent unknown op " + std::to_string(r_.op));
     }
@@ -96,6 +105,15 @@ class RequestReader {
     return Ok(sw::ReadU32(fd_, &r_.wait_ms, deadline_));
   }
 
+  // rank, who, the client's nonce, the proof (empty without a token).
+  bool Claim() {
+    if (!Ok(sw::ReadU32(fd_, &r_.rank, deadline_))) return false;
+    if (!Field(kStoreMaxWhoBytes, "a claimant's name", &r_.who)) return false;
+    r_.nonce.resize(store_auth::kNonceBytes);
+    if (!Ok(sw::ReadExact(fd_, r_.nonce.data(), r_.nonce.size(), deadline_))) return false;
+    return Field(kStoreMaxProofBytes, "a proof", &r_.proof);
+  }
+
   int fd_;
   const StoreLimits& limits_;
   uint64_t held_limit_;
@@ -106,9 +124,9 @@ class RequestReader {
 
 }  // namespace
 
-bool ReadStoreRequest(int fd, const StoreLimits& limits, store_wire::Deadline first, StoreRequest* r,
+bool ReadStoreRequest(int fd, const StoreLimits& limits, store_wire::Deadline first, StoreGate gate, StoreRequest* r,
                       std::string* why) {
-  return RequestReader(fd, limits, r->budget.limit(), *r, why).Next(first);
+  return RequestReader(fd, limits, r->budget.limit(), *r, why).Next(first, gate);
 }
 
 }  // namespace trainer

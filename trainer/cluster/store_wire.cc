@@ -92,6 +92,35 @@ Read ReadGrowing(int fd, size_t n, std::string* out, Deadline deadline, const st
   return Read::kOk;
 }
 
+std::string OpName(uint8_t op) {
+  switch (op) {
+    case kSet:
+      return "SET";
+    case kGet:
+      return "GET";
+    case kCheck:
+      return "CHECK";
+    case kWait:
+      return "WAIT";
+    case kHello:
+      return "HELLO";
+    case kClaim:
+      return "CLAIM";
+    default:
+      return "op " + std::to_string(op);
+  }
+}
+
+std::string Printable(const std::string& s, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const char c = s[i];
+    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
 std::string Seconds(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%gs", static_cast<double>(ms.count()) / 1000.0);

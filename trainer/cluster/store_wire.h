@@ -11,7 +11,21 @@
 
 namespace trainer::store_wire {
 
-enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3, kWait = 4 };
+enum Op : uint8_t { kSet = 1, kGet = 2, kCheck = 3, kWait = 4, kHello = 5, kClaim = 6 };
+
+// The first byte of a SET's reply.
+enum SetStatus : uint8_t { kStored = 0, kExists = 1, kDenied = 2 };
+// HELLO's reply: whether the store requires the job token.
+enum Mode : uint8_t { kOpen = 0, kTokenRequired = 1 };
+// The first byte of a CLAIM's reply.
+enum ClaimStatus : uint8_t { kGranted = 0, kRefused = 1 };
+
+// "SET", "GET", ... ("op 9" for others): for messages.
+std::string OpName(uint8_t op);
+
+// Text from the other end made fit for a message or a log line: printable ASCII (anything
+// else becomes '?'), at most `max` bytes ("..." when cut).
+std::string Printable(const std::string& s, size_t max);
 
 using Clock = std::chrono::steady_clock;
 using Deadline = std::optional<Clock::time_point>;  // none: wait for ever

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cluster/store_auth.h"
 #include "cluster/store_wire.h"
 
 namespace trainer {
@@ -46,10 +47,19 @@ struct AddrInfo {
   }
 };
 
+// How a claimant describes itself to the store, which adds its address: the pid and host
+// name are what an operator needs to find a duplicate process.
+std::string Who() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return "pid " + std::to_string(::getpid()) + " on " + (host[0] ? host : "an unnamed host");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::string& host, int port,
-                                                                std::chrono::milliseconds timeout) {
+                                                                std::chrono::milliseconds timeout,
+                                                                const StoreClaim& claim) {
   std::string where = host + ":" + std::to_string(port);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last = "no attempt";
@@ -66,7 +76,10 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
       if (fd >= 0 && ::connect(fd, ai.list->ai_addr, ai.list->ai_addrlen) == 0) {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return std::unique_ptr<TcpStoreClient>(new TcpStoreClient(fd, where));
+        std::unique_ptr<TcpStoreClient> client(new TcpStoreClient(fd, where));
+        if (claim.rank < 0 && !claim.token) return client;
+        TRAINER_TRY(client->Handshake(claim, timeout));
+        return client;
       }
       last = std::strerror(errno);
       if (fd >= 0) ::close(fd);
@@ -80,6 +93,60 @@ Result<std::unique_ptr<TcpStoreClient>> TcpStoreClient::Connect(const std::strin
 }
 
 TcpStoreClient::~TcpStoreClient() { ::close(fd_); }
+
+Status TcpStoreClient::Handshake(const StoreClaim& claim, std::chrono::milliseconds timeout) {
+  auto denied = [this](const std::string& why) {
+    return MakeError(ErrorKind::kDenied, "store " + where_ + ": " + why);
+  };
+  if (claim.rank < 0) return denied("a job token, but no rank to claim with it");
+  // A server that accepts but never answers (not a store) must not hang us.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::max<std::chrono::milliseconds>(timeout, kWaitReplyGrace);
+  std::lock_guard<std::mutex> lock(mu_);
+  TRAINER_TRY(Send(std::string(1, static_cast<char>(sw::kHello))));
+  uint8_t mode;
+  store_auth::Nonce server, client;
+  TRAINER_TRY(Recv(&mode, 1, deadline));
+  TRAINER_TRY(Recv(server.data(), server.size(), deadline));
+  // The mode is about the job's token; rank 0 proves the server's own key (ChiefClaim).
+  if (claim.rank != 0 && mode == sw::kTokenRequired && !claim.token) {
+    return denied("it requires the job token, and this process has none (set " + std::string(kJobTokenVariable) +
+                  " to the job's token, as for every process of the job)");
+  }
+  if (claim.rank != 0 && mode != sw::kTokenRequired && claim.token) {
+    return denied("this process holds a job token (" + claim.token->source() +
+                  ") but the store asks for none: the chief runs without it, or something else serves its port");
+  }
+  if (!store_auth::FreshNonce(&client)) {
+    return MakeError(ErrorKind::kInternal, "store: OpenSSL's random generator failed");
+  }
+  const uint32_t rank = static_cast<uint32_t>(claim.rank);
+  const std::string who = Who();
+  std::string req(1, static_cast<char>(sw::kClaim));
+  sw::PutU32(&req, rank);
+  sw::PutU32(&req, static_cast<uint32_t>(who.size()));
+  req += who;
+  req.append(reinterpret_cast<const char*>(client.data()), client.size());
+  Mac proof{};
+  if (claim.token) proof = claim.token->Sign(store_auth::ClaimMessage(server, client, rank, who));
+  sw::PutU32(&req, claim.token ? static_cast<uint32_t>(proof.size()) : 0);
+  if (claim.token) req.append(reinterpret_cast<const char*>(proof.data()), proof.size());
+  TRAINER_TRY(Send(req));
+  uint8_t status;
+  TRAINER_TRY(Recv(&status, 1, deadline));
+  auto answer = RecvString(kStoreMaxMessageBytes, deadline);
+  if (!answer.ok()) return answer.error();
+  if (status != sw::kGranted) {
+    return denied("refused the claim of rank " + std::to_string(rank) + ": " +
+                  sw::Printable(*answer, kStoreMaxMessageBytes));
+  }
+  if (claim.token && !claim.token->Verify(store_auth::ChiefMessage(server, client, rank),
+                                          reinterpret_cast<const uint8_t*>(answer->data()), answer->size())) {
+    return denied("it did not prove that it holds the job token (" + claim.token->source() +
+                  "): it is not this job's chief, or the chief holds another token");
+  }
+  return Status::Ok();
+}
 
 Status TcpStoreClient::Send(const std::string& bytes) {
   if (!sw::WriteAll(fd_, bytes.data(), bytes.size())) return Transport("store " + where_ + ": connection lost");
@@ -95,20 +162,25 @@ Status TcpStoreClient::Recv(void* out, size_t n, std::optional<std::chrono::stea
   return Status::Ok();
 }
 
-Result<std::string> TcpStoreClient::RecvString() {
+Result<std::string> TcpStoreClient::RecvString(uint32_t max_bytes,
+                                               std::optional<std::chrono::steady_clock::time_point> deadline) {
   uint8_t len[4];
-  TRAINER_TRY(Recv(len, 4));
+  TRAINER_TRY(Recv(len, 4, deadline));
   const uint32_t n = sw::GetU32(len);
-  if (n > kStoreMaxValueBytes) return Transport("store " + where_ + ": a reply of " + std::to_string(n) + " bytes");
+  if (n > max_bytes) return Transport("store " + where_ + ": a reply of " + std::to_string(n) + " bytes");
   std::string value;
-  if (sw::ReadGrowing(fd_, n, &value, std::nullopt, [](size_t) { return true; }) != sw::Read::kOk) {
-    return Transport("store " + where_ + ": connection lost");
-  }
+  sw::Read got = sw::ReadGrowing(fd_, n, &value, deadline, [](size_t) { return true; });
+  if (got == sw::Read::kLate) return Transport("store " + where_ + ": the server did not reply in time");
+  if (got != sw::Read::kOk) return Transport("store " + where_ + ": connection lost");
   bytes_received_ += n;
   return value;
 }
 
-Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
+Result<bool> TcpStoreClient::Add(const std::string& key, const std::string& value) {
+  return Store(key, value, nullptr);
+}
+
+Result<bool> TcpStoreClient::Store(const std::string& key, const std::string& value, std::string* exists) {
   TRAINER_TRY(CheckKey(key));
   if (value.size() > kStoreMaxValueBytes) {
     return MakeError(ErrorKind::kInvalidInput, "store: a value of " + std::to_string(value.size()) + " bytes for " +
@@ -119,8 +191,37 @@ Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
   req += value;
   std::lock_guard<std::mutex> lock(mu_);
   TRAINER_TRY(Send(req));
-  uint8_t ack;
-  return Recv(&ack, 1);
+  uint8_t status;
+  TRAINER_TRY(Recv(&status, 1));
+  if (status == sw::kStored) return true;
+  auto why = RecvString(kStoreMaxMessageBytes);
+  if (!why.ok()) return why.error();
+  if (status == sw::kExists) {
+    if (exists) *exists = sw::Printable(*why, kStoreMaxMessageBytes);
+    return false;
+  }
+  return MakeError(ErrorKind::kDenied,
+                   "store " + where_ + ": refused to store " + key + ": " + sw::Printable(*why, kStoreMaxMessageBytes));
+}
+
+Status TcpStoreClient::Set(const std::string& key, const std::string& value) {
+  std::string exists;
+  auto stored = Store(key, value, &exists);
+  if (!stored.ok()) return stored.error();
+  if (!*stored) return MakeError(ErrorKind::kDenied, "store " + where_ + ": refused to store " + key + ": " + exists);
+  return Status::Ok();
+}
+
+Status TcpStoreClient::Publish(const std::string& key, const std::string& value) {
+  TRAINER_TRY(Set(key, value));
+  auto held = Get(key);
+  if (!held.ok()) return held.error();
+  if (!held->has_value() || **held != value) {
+    return MakeError(ErrorKind::kIntegrity, "store " + where_ + ": " + key +
+                                                " does not hold what this process stored there (something else "
+                                                "answers on the store's port?)");
+  }
+  return Status::Ok();
 }
 
 Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {

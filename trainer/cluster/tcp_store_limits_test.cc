@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/store_auth.h"
 #include "cluster/tcp_store.h"
 
 namespace trainer {
@@ -57,6 +58,15 @@ class RawPeer {
   const std::string& name() const { return name_; }  // as the server's log names it
   bool Send(const std::string& bytes) {
     return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  // Exactly n bytes of reply (fewer when the server closes first, or sends less in 5 s).
+  std::string Recv(size_t n) {
+    timeval bounded{5, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &bounded, sizeof(bounded));
+    std::string out(n, '\0');
+    ssize_t got = ::recv(fd_, out.data(), n, MSG_WAITALL);
+    out.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return out;
   }
   // True once the server has closed the connection (replies before that are discarded).
   bool ClosedWithin(milliseconds within) {
@@ -125,13 +135,13 @@ struct Served {
   std::unique_ptr<TcpStoreServer> server;
   std::unique_ptr<TcpStoreClient> honest;
 
-  explicit Served(StoreLimits limits = {}) {
+  explicit Served(StoreLimits limits = {}, StoreAccess access = {}) {
     limits.log = log.Sink();
-    auto s = TcpStoreServer::Start("127.0.0.1", 0, std::move(limits));
+    auto s = TcpStoreServer::Start("127.0.0.1", 0, std::move(limits), std::move(access));
     EXPECT_TRUE(s.ok());
     if (!s.ok()) return;
     server = std::move(*s);
-    auto c = TcpStoreClient::Connect("127.0.0.1", port(), milliseconds(2000));
+    auto c = TcpStoreClient::Connect("127.0.0.1", port(), milliseconds(2000), server->ChiefClaim());
     EXPECT_TRUE(c.ok());
     if (c.ok()) honest = std::move(*c);
     // Its first request at once, as a rank's is: a new connection must speak within the I/O timeout.
@@ -251,9 +261,9 @@ TEST(TcpStoreLimits, TooManyConnectionsAreRefused) {
   // One leaves: a newcomer gets its place.
   held.pop_back();
   ASSERT_TRUE(Eventually([&] { return s.server->stats().connections == 3; }));
-  auto later = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000));
+  auto later = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000), StoreClaim{1});
   ASSERT_TRUE(later.ok());
-  EXPECT_TRUE((*later)->Set("later", "1").ok());
+  EXPECT_TRUE((*later)->Set("later/1", "1").ok());
 }
 
 // Peers that connect and leave over and over leave no threads or connections behind.
@@ -261,11 +271,11 @@ TEST(TcpStoreLimits, ConnectionChurnLeavesNothingBehind) {
   StoreLimits limits;
   limits.max_connections = 8;
   Served s(limits);
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 1; i <= 200; ++i) {
     {
-      auto c = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000));
+      auto c = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000), StoreClaim{i});
       ASSERT_TRUE(c.ok());
-      ASSERT_TRUE((*c)->Set("churn", std::to_string(i)).ok()) << i;
+      ASSERT_TRUE((*c)->Set("churn/" + std::to_string(i), "x").ok()) << i;
     }
     // Its slot is free again once the server has seen it go (200 > 8: slots are reused).
     ASSERT_TRUE(Eventually([&] { return s.server->stats().connections == 1; })) << i;
@@ -278,12 +288,12 @@ TEST(TcpStoreLimits, HeldBytesInTotal) {
   StoreLimits limits;
   limits.max_held_bytes = 64u << 10;
   Served s(limits);
-  auto c = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000));
+  auto c = TcpStoreClient::Connect("127.0.0.1", s.port(), milliseconds(2000), StoreClaim{1});
   ASSERT_TRUE(c.ok());
   int stored = 0;
   Status st = Status::Ok();
   for (; stored < 20; ++stored) {
-    st = (*c)->Set("big/" + std::to_string(stored), std::string(10u << 10, 'v'));
+    st = (*c)->Set("big" + std::to_string(stored) + "/1", std::string(10u << 10, 'v'));
     if (!st.ok()) break;
   }
   // Each costs 10 KiB (up to twice that while its buffer grows) + 128 of bookkeeping.
@@ -294,7 +304,7 @@ TEST(TcpStoreLimits, HeldBytesInTotal) {
   EXPECT_TRUE(Eventually([&] { return s.log.Find("its request would take the store past 65536 bytes held"); }))
       << s.log.All();
   EXPECT_LE(s.server->stats().peak_held_bytes, 64u << 10);
-  auto v = s.honest->Get("big/0");
+  auto v = s.honest->Get("big0/1");
   ASSERT_TRUE(v.ok() && v->has_value());
   EXPECT_EQ((*v)->size(), 10u << 10);
 }
@@ -323,6 +333,96 @@ TEST(TcpStoreLimits, ClientRefusesWhatTheServerWouldDrop) {
   EXPECT_EQ(s.honest->Wait(keys, milliseconds(1)).error().message,
             "store: waiting for 65537 keys (the limit is 65536)");
   EXPECT_TRUE(s.StillServes("after"));
+}
+
+// --- The handshake (a store with a job token) against raw peers ---
+
+constexpr char kSecret[] = "correct-horse-battery-staple-0123456789";
+
+JobTokenPtr Token() { return *JobToken::FromSecret(kSecret, "IMGTOOL_FLEET_TOKEN"); }
+
+std::string Claim(uint32_t rank, const std::string& who, const store_auth::Nonce& nonce, const std::string& proof) {
+  return Op(6) + U32(rank) + U32(static_cast<uint32_t>(who.size())) + who +
+         std::string(reinterpret_cast<const char*>(nonce.data()), nonce.size()) +
+         U32(static_cast<uint32_t>(proof.size())) + proof;
+}
+
+// HELLO; the server's nonce.
+store_auth::Nonce Hello(RawPeer& p) {
+  store_auth::Nonce n{};
+  EXPECT_TRUE(p.Send(Op(5)));
+  std::string reply = p.Recv(33);
+  EXPECT_EQ(reply.size(), 33u);
+  EXPECT_EQ(reply[0], 1) << "the store must say it requires the token";
+  if (reply.size() == 33) std::copy(reply.begin() + 1, reply.end(), n.begin());
+  return n;
+}
+
+// Before its claim is granted, a peer of a store with a token may say HELLO and CLAIM,
+// nothing else: anything else is refused at its first byte, so an outsider can neither
+// read nor make the store read what it declares.
+TEST(TcpStoreHandshake, OnlyTheHandshakeBeforeTheClaim) {
+  Served s({}, StoreAccess{4, Token()});
+  ASSERT_TRUE(s.honest);
+  RawPeer big_set(s.port()), get(s.port()), claim_first(s.port()), hello_twice(s.port()), long_who(s.port());
+  ASSERT_TRUE(big_set.Send(Op(1) + U32(4) + "fp/1" + U32(1u << 30)));
+  ASSERT_TRUE(get.Send(Op(2) + U32(4) + "fp/0"));
+  store_auth::Nonce zero{};
+  ASSERT_TRUE(claim_first.Send(Claim(1, "x", zero, "")));
+  Hello(hello_twice);
+  ASSERT_TRUE(hello_twice.Send(Op(5)));
+  Hello(long_who);
+  ASSERT_TRUE(long_who.Send(Claim(1, std::string(4096, 'w'), zero, "")));
+  for (RawPeer* p : {&big_set, &get, &claim_first, &hello_twice, &long_who}) {
+    EXPECT_TRUE(p->ClosedWithin(milliseconds(5000)));
+  }
+  for (const auto& line : {Dropped(big_set, "sent SET before proving the job token (the store requires it)"),
+                           Dropped(get, "sent GET before proving the job token (the store requires it)"),
+                           Dropped(claim_first, "sent CLAIM before HELLO"), Dropped(hello_twice, "sent HELLO twice"),
+                           Dropped(long_who, "declared a claimant's name of 4096 bytes (the limit is 256)")}) {
+    EXPECT_TRUE(Eventually([&] { return s.log.Has(line); })) << line << "\n" << s.log.All();
+  }
+  EXPECT_LT(s.server->stats().peak_held_bytes, 4096u);
+  EXPECT_EQ(s.log.All().find(kSecret), std::string::npos);
+  EXPECT_TRUE(s.StillServes("after"));
+}
+
+// A proof is good for the connection whose nonce it signs, once: replayed on another
+// connection (another nonce) it proves nothing. Every HELLO gets a fresh nonce.
+TEST(TcpStoreHandshake, AProofIsBoundToItsConnection) {
+  Served s({}, StoreAccess{4, Token()});
+  ASSERT_TRUE(s.honest);
+  RawPeer first(s.port()), second(s.port());
+  const store_auth::Nonce n1 = Hello(first), n2 = Hello(second);
+  EXPECT_NE(n1, n2);
+  store_auth::Nonce mine{};
+  mine.fill(7);
+  const Mac proof = Token()->Sign(store_auth::ClaimMessage(n1, mine, 1, "w"));
+  const std::string claim = Claim(1, "w", mine, std::string(reinterpret_cast<const char*>(proof.data()), proof.size()));
+  // Replayed on the second connection: refused, and closed.
+  ASSERT_TRUE(second.Send(claim));
+  const std::string why = "a wrong proof of the job token (the claimant holds another token)";
+  EXPECT_EQ(second.Recv(1 + 4 + why.size()), std::string(1, '\1') + U32(static_cast<uint32_t>(why.size())) + why);
+  EXPECT_TRUE(second.ClosedWithin(milliseconds(5000)));
+  // On its own connection: granted, with the store's proof.
+  ASSERT_TRUE(first.Send(claim));
+  std::string granted = first.Recv(1 + 4 + 32);
+  ASSERT_EQ(granted.size(), 37u);
+  EXPECT_EQ(granted.substr(0, 5), std::string(1, '\0') + U32(32));
+  EXPECT_TRUE(
+      Token()->Verify(store_auth::ChiefMessage(n1, mine, 1), reinterpret_cast<const uint8_t*>(granted.data() + 5), 32));
+  ASSERT_TRUE(first.Send(Op(1) + U32(4) + "fp/1" + U32(2) + "d1"));
+  EXPECT_EQ(first.Recv(1), std::string(1, '\0'));
+  // The same claim again on the same connection: a second claim, dropped.
+  ASSERT_TRUE(first.Send(claim));
+  EXPECT_TRUE(first.ClosedWithin(milliseconds(5000)));
+  EXPECT_TRUE(Eventually([&] { return s.log.Has(Dropped(first, "claimed a rank twice on one connection")); }))
+      << s.log.All();
+  auto v = s.honest->Get("fp/1");
+  ASSERT_TRUE(v.ok() && v->has_value());
+  EXPECT_EQ(**v, "d1");
+  EXPECT_EQ(s.server->stats().refused_claims, 1u);
+  EXPECT_TRUE(s.server->conflicts().empty());
 }
 
 }  // namespace

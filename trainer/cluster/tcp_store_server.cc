@@ -1,6 +1,7 @@
 // The store's server: one thread per connection reads requests under StoreLimits and
 // answers them from one map. Nothing a peer declares is allocated before its bytes arrive,
-// and every byte held for peers is counted in one budget.
+// and every byte held for peers is counted in one budget. Writes are admitted per
+// StoreAccess and store_keys.h: a connection writes only as the rank it claimed.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,9 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
+#include "cluster/store_auth.h"
 #include "cluster/store_budget.h"
+#include "cluster/store_keys.h"
 #include "cluster/store_request.h"
 #include "cluster/store_wire.h"
 #include "cluster/tcp_store.h"
@@ -27,6 +31,10 @@ namespace sw = store_wire;
 constexpr int kBacklog = 4096;
 // Refusals, and drops, logged one by one; after that, at every power of two of the count.
 constexpr uint64_t kLogFirst = 64;
+// Conflicting claims kept for the chief (TcpStoreServer::conflicts).
+constexpr size_t kMaxConflicts = 64;
+// Keys quoted in messages: peers choose them.
+constexpr size_t kQuotedKeyBytes = 80;
 
 Error Transport(const std::string& msg) { return MakeError(ErrorKind::kTransport, msg); }
 
@@ -49,7 +57,21 @@ std::string PeerName(const sockaddr_storage& ss, socklen_t len) {
   return name;
 }
 
+std::string WithLength(uint8_t status, const std::string& text) {
+  std::string reply(1, static_cast<char>(status));
+  sw::PutU32(&reply, static_cast<uint32_t>(text.size()));
+  return reply + text;
+}
+
 }  // namespace
+
+// One connection's side of the handshake.
+struct TcpStoreServer::Session {
+  std::string peer;                        // "10.0.0.2:41234"
+  std::optional<store_auth::Nonce> nonce;  // sent in reply to its HELLO
+  int64_t rank = -1;                       // its granted claim
+  std::string who;                         // "10.0.0.2:41234 (pid 12 on node-a)", once it claims
+};
 
 StoreLimits StoreLimits::ForTasks(int tasks) {
   StoreLimits l;
@@ -57,7 +79,8 @@ StoreLimits StoreLimits::ForTasks(int tasks) {
   return l;
 }
 
-Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port, StoreLimits limits) {
+Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string& host, int port, StoreLimits limits,
+                                                              StoreAccess access) {
   AddrInfo ai;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -82,7 +105,18 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   sockaddr_storage bound{};
   socklen_t len = sizeof(bound);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  std::unique_ptr<TcpStoreServer> s(new TcpStoreServer(std::move(limits)));
+  std::unique_ptr<TcpStoreServer> s(new TcpStoreServer(std::move(limits), std::move(access)));
+  store_auth::Nonce key;
+  if (!store_auth::FreshNonce(&key)) {
+    ::close(fd);
+    return MakeError(ErrorKind::kInternal, "store " + where + ": OpenSSL's random generator failed");
+  }
+  auto owner = JobToken::FromSecret(std::string(key.begin(), key.end()), "the chief's own key");
+  if (!owner.ok()) {
+    ::close(fd);
+    return owner.error();
+  }
+  s->owner_ = *owner;
   s->listen_fd_ = fd;
   s->port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                                          : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
@@ -91,8 +125,10 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   return s;
 }
 
-TcpStoreServer::TcpStoreServer(StoreLimits limits)
-    : limits_(std::move(limits)), budget_(std::make_unique<StoreBudget>(limits_.max_held_bytes)) {}
+TcpStoreServer::TcpStoreServer(StoreLimits limits, StoreAccess access)
+    : limits_(std::move(limits)),
+      access_(std::move(access)),
+      budget_(std::make_unique<StoreBudget>(limits_.max_held_bytes)) {}
 
 TcpStoreServer::~TcpStoreServer() {
   {
@@ -121,23 +157,34 @@ StoreStats TcpStoreServer::stats() {
   s.peak_held_bytes = budget_->peak();
   s.refused_peers = refused_;
   s.dropped_peers = dropped_;
+  s.refused_claims = refused_claims_;
+  s.denied_writes = denied_writes_;
   return s;
 }
 
-// Refusals and drops are counted apart, so a flood of connections over the cap does not
-// silence the reasons other peers were dropped for.
-void TcpStoreServer::Drop(const std::string& line, bool refused) {
+std::vector<std::string> TcpStoreServer::conflicts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return conflicts_;
+}
+
+// Each kind is counted apart, so a flood of connections over the cap does not silence the
+// reasons other peers were dropped, or their claims refused, for.
+void TcpStoreServer::Note(const std::string& line, Log kind) {
+  uint64_t* counter = &refused_;
+  const char* what = " refused";
+  if (kind == Log::kDroppedPeer) counter = &dropped_, what = " dropped";
+  if (kind == Log::kRefusedClaim) counter = &refused_claims_, what = " claims refused";
+  if (kind == Log::kDeniedWrite) counter = &denied_writes_, what = " writes denied";
   uint64_t n;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    n = refused ? ++refused_ : ++dropped_;
+    n = ++*counter;
   }
   if (!limits_.log) return;
   if (n <= kLogFirst) {
     limits_.log("store: " + line);
   } else if ((n & (n - 1)) == 0) {
-    limits_.log("store: " + line + " (" + std::to_string(n) + (refused ? " refused" : " dropped") +
-                " so far; not every one is logged)");
+    limits_.log("store: " + line + " (" + std::to_string(n) + what + " so far; not every one is logged)");
   }
 }
 
@@ -179,7 +226,8 @@ void TcpStoreServer::Admit(int fd, const std::string& peer) {
   }
   for (auto& t : exited) t.join();
   if (refused) {
-    Drop("refused peer " + peer + ": " + std::to_string(open) + " connections open, the most it serves", true);
+    Note("refused peer " + peer + ": " + std::to_string(open) + " connections open, the most it serves",
+         Log::kRefusedPeer);
   }
 }
 
@@ -192,13 +240,15 @@ void TcpStoreServer::Serve(std::list<Conn>::iterator c) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
   sw::Deadline first = sw::Clock::now() + limits_.io_timeout;
   std::string why;
+  Session session{c->peer, std::nullopt, -1, ""};
   for (;;) {
     StoreRequest req(*budget_);
-    if (!ReadStoreRequest(fd, limits_, first, &req, &why)) break;
+    const StoreGate gate = access_.token && session.rank < 0 ? StoreGate::kHandshakeOnly : StoreGate::kAny;
+    if (!ReadStoreRequest(fd, limits_, first, gate, &req, &why)) break;
     first.reset();
-    if (!Answer(fd, req, &why)) break;
+    if (!Answer(fd, session, req, &why)) break;
   }
-  if (!why.empty() && !stop_) Drop("dropped peer " + c->peer + ": " + why, false);
+  if (!why.empty() && !stop_) Note("dropped peer " + c->peer + ": " + why, Log::kDroppedPeer);
   std::lock_guard<std::mutex> lock(mu_);
   ::close(fd);
   c->fd = -1;
@@ -224,40 +274,149 @@ std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std:
   return reply;
 }
 
-bool TcpStoreServer::Answer(int fd, StoreRequest& req, std::string* why) {
+std::string TcpStoreServer::Hello(Session& session, std::string* why) {
+  if (session.nonce) {
+    *why = "sent HELLO twice";
+    return "";
+  }
+  store_auth::Nonce nonce;
+  if (!store_auth::FreshNonce(&nonce)) {
+    *why = "no nonce for it: OpenSSL's random generator failed";
+    return "";
+  }
+  session.nonce = nonce;
+  std::string reply(1, static_cast<char>(access_.token ? sw::kTokenRequired : sw::kOpen));
+  reply.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
+  return reply;
+}
+
+// The checks run in this order so that a peer without the token learns nothing about who
+// holds which rank: the range, the proof, then the claims. Rank 0 is proven with the
+// server's own key (ChiefClaim), every other rank with the job's token, if any.
+bool TcpStoreServer::GrantClaim(Session& session, StoreRequest& req, std::string* reply, std::string* why) {
+  if (!session.nonce || session.rank >= 0) {
+    *why = session.rank >= 0 ? "claimed a rank twice on one connection" : "sent CLAIM before HELLO";
+    return false;
+  }
+  store_auth::Nonce client;
+  std::copy(req.nonce.begin(), req.nonce.end(), client.begin());
+  const std::string rank = "rank " + std::to_string(req.rank);
+  const std::string who = session.peer + " (" + sw::Printable(req.who, kStoreMaxWhoBytes) + ")";
+  const JobToken* key = req.rank == 0 ? owner_.get() : access_.token.get();
+  std::string refusal;
+  if (req.rank >= kStoreMaxRank || (access_.world_size > 0 && req.rank >= static_cast<uint32_t>(access_.world_size))) {
+    refusal = rank + " is not one of the job's " +
+              (access_.world_size > 0 ? std::to_string(access_.world_size) : std::to_string(kStoreMaxRank)) + " ranks";
+  } else if (key && !key->Verify(store_auth::ClaimMessage(*session.nonce, client, req.rank, req.who),
+                                 reinterpret_cast<const uint8_t*>(req.proof.data()), req.proof.size())) {
+    refusal = req.rank == 0       ? "rank 0 is the chief's, claimed only by the process that serves the store"
+              : req.proof.empty() ? "no proof of the job token, which this store requires"
+                                  : "a wrong proof of the job token (the claimant holds another token)";
+  } else if (!req.Charge(kStoreEntryOverhead + who.size())) {
+    *why = "its claim would take the store past " + std::to_string(budget_->limit()) + " bytes held";
+    return false;
+  } else {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, fresh] = claims_.try_emplace(req.rank, Claim{who});
+    if (fresh) {
+      req.charged = 0;  // kept for the life of the store
+    } else {
+      refusal = rank + " is claimed twice: first by " + it->second.who + ", then by " + who;
+      if (conflicts_.size() < kMaxConflicts) conflicts_.push_back(refusal);
+    }
+  }
+  if (!refusal.empty()) {
+    Note("refused the claim of " + rank + " by " + who + ": " + refusal, Log::kRefusedClaim);
+    *reply = WithLength(sw::kRefused, refusal);
+    return false;
+  }
+  session.rank = req.rank;
+  session.who = who;
+  std::string proof;
+  if (key) {
+    const Mac mac = key->Sign(store_auth::ChiefMessage(*session.nonce, client, req.rank));
+    proof.assign(reinterpret_cast<const char*>(mac.data()), mac.size());
+  }
+  *reply = WithLength(sw::kGranted, proof);
+  return true;
+}
+
+// A SET's reply: stored, or why not. Empty when the peer must go (*why).
+std::string TcpStoreServer::StoreValue(const Session& session, StoreRequest& req, std::string* why) {
+  const std::string& key = req.keys[0];
+  const KeyOwner owner = OwnerOf(key);
+  const std::string quoted = sw::Printable(key, kQuotedKeyBytes);
+  std::string denial;
+  if (session.rank < 0) {
+    denial = quoted + " is " + DescribeOwner(owner) + "'s; this connection claimed no rank";
+  } else if (owner.kind == KeyOwner::kRank && owner.rank != session.rank) {
+    denial = quoted + " is " + DescribeOwner(owner) + "'s, not rank " + std::to_string(session.rank) + "'s";
+  }
+  if (!denial.empty()) {
+    Note("denied a write by " + (session.who.empty() ? session.peer : session.who) + ": " + denial, Log::kDeniedWrite);
+    return WithLength(sw::kDenied, denial);
+  }
+  if (!req.Charge(kStoreEntryOverhead)) {
+    *why = "its request would take the store past " + std::to_string(budget_->limit()) + " bytes held";
+    return "";
+  }
+  const uint64_t charged = std::exchange(req.charged, 0);
+  auto entry = std::make_shared<const StoreEntry>(std::move(req.value), static_cast<uint32_t>(session.rank),
+                                                  budget_.get(), charged);
+  uint32_t writer = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, fresh] = data_.try_emplace(key, entry);
+    if (fresh) {
+      auto [first, last] = waiters_.equal_range(key);
+      for (auto w = first; w != last; ++w) w->second->notify_one();
+      return std::string(1, static_cast<char>(sw::kStored));
+    }
+    writer = it->second->writer;
+  }
+  const std::string exists =
+      quoted + " exists already (rank " + std::to_string(writer) + " wrote it); keys are write-once";
+  // Two ranks racing to store the same content-addressed value is how those keys work.
+  if (owner.kind != KeyOwner::kShared) Note("denied a write by " + session.who + ": " + exists, Log::kDeniedWrite);
+  return WithLength(sw::kExists, exists);
+}
+
+bool TcpStoreServer::Answer(int fd, Session& session, StoreRequest& req, std::string* why) {
   std::string reply;
   std::shared_ptr<const StoreEntry> value;  // a GET's, written after the reply's header
-  if (req.op == store_wire::kSet) {
-    if (!req.Charge(kStoreEntryOverhead)) {
-      *why = "its request would take the store past " + std::to_string(budget_->limit()) + " bytes held";
-      return false;
+  bool keep = true;                         // false: close once the reply is out
+  switch (req.op) {
+    case sw::kHello:
+      reply = Hello(session, why);
+      break;
+    case sw::kClaim:
+      keep = GrantClaim(session, req, &reply, why);
+      break;
+    case sw::kSet:
+      reply = StoreValue(session, req, why);
+      break;
+    case sw::kWait:
+      reply = AwaitKeys(req.keys, std::chrono::milliseconds(req.wait_ms));
+      if (reply.size() != req.keys.size()) return false;  // stopping: close instead of replying
+      break;
+    default: {  // GET, CHECK
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = data_.find(req.keys[0]);
+        if (it != data_.end()) value = it->second;
+      }
+      reply.push_back(value ? 1 : 0);
+      if (req.op == sw::kGet && value) sw::PutU32(&reply, static_cast<uint32_t>(value->value.size()));
+      if (req.op != sw::kGet) value.reset();
     }
-    const uint64_t charged = std::exchange(req.charged, 0);
-    auto entry = std::make_shared<const StoreEntry>(std::move(req.value), budget_.get(), charged);
-    std::lock_guard<std::mutex> lock(mu_);
-    data_[req.keys[0]] = std::move(entry);
-    auto [first, last] = waiters_.equal_range(req.keys[0]);
-    for (auto it = first; it != last; ++it) it->second->notify_one();
-    reply.push_back(0);
-  } else if (req.op == store_wire::kWait) {
-    reply = AwaitKeys(req.keys, std::chrono::milliseconds(req.wait_ms));
-    if (reply.size() != req.keys.size()) return false;  // stopping: close instead of replying
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = data_.find(req.keys[0]);
-      if (it != data_.end()) value = it->second;
-    }
-    reply.push_back(value ? 1 : 0);
-    if (req.op == store_wire::kGet && value) store_wire::PutU32(&reply, static_cast<uint32_t>(value->value.size()));
-    if (req.op != store_wire::kGet) value.reset();
   }
-  bool sent = store_wire::WriteAll(fd, reply.data(), reply.size()) &&
-              (!value || store_wire::WriteAll(fd, value->value.data(), value->value.size()));
+  if (reply.empty() && req.op != sw::kWait) return false;  // *why says why
+  bool sent = sw::WriteAll(fd, reply.data(), reply.size()) &&
+              (!value || sw::WriteAll(fd, value->value.data(), value->value.size()));
   if (!sent && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    *why = "stopped reading its replies for " + store_wire::Seconds(limits_.io_timeout);
+    *why = "stopped reading its replies for " + sw::Seconds(limits_.io_timeout);
   }
-  return sent;
+  return sent && keep;
 }
 
 }  // namespace trainer

@@ -15,8 +15,8 @@ TEST(TcpStore, SetGetCheckWait) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok()) << server.error().message;
   int port = (*server)->port();
-  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
-  auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
+  auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));  // reads only
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_FALSE(*(*b)->Check("k"));
   std::thread later([&] {
@@ -34,7 +34,7 @@ TEST(TcpStore, SetGetCheckWait) {
 TEST(TcpStore, WaitTimesOutNamingKeys) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
-  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), (*server)->ChiefClaim());
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE((*c)->Set("x", "1").ok());
   std::vector<std::string> missing;
@@ -50,7 +50,7 @@ TEST(TcpStore, WaitReturnsWhenTheLastKeyIsSet) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
   int port = (*server)->port();
-  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  auto a = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   auto b = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
   ASSERT_TRUE(a.ok() && b.ok());
   std::thread later([&] {
@@ -101,16 +101,16 @@ TEST(TcpStore, ManyClientsWaitForOneKey) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
-      auto c = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(20000));
+      auto c = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(20000), StoreClaim{i + 1});
       if (!c.ok()) return;
-      if (!(*c)->Set("arrive/" + std::to_string(i), "x").ok()) return;
+      if (!(*c)->Set("arrive/" + std::to_string(i + 1), "x").ok()) return;
       if ((*c)->Wait({"go"}, milliseconds(20000)).ok()) ++ok;
     });
   }
-  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
   ASSERT_TRUE(chief.ok());
   std::vector<std::string> keys;
-  for (int i = 0; i < kClients; ++i) keys.push_back("arrive/" + std::to_string(i));
+  for (int i = 1; i <= kClients; ++i) keys.push_back("arrive/" + std::to_string(i));
   EXPECT_TRUE((*chief)->Wait(keys, milliseconds(20000)).ok());
   EXPECT_TRUE((*chief)->Set("go", "1").ok());
   for (auto& t : threads) t.join();
@@ -121,22 +121,30 @@ TEST(TcpStore, ManyClientsWaitForOneKey) {
 TEST(TcpStore, ByteCounters) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
-  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), StoreClaim(1));
   ASSERT_TRUE(c.ok());
   TcpStoreClient& cl = **c;
-  EXPECT_EQ(cl.bytes_sent(), 0u);
-  ASSERT_TRUE(cl.Set("key", "value").ok());  // 1 + 4 + 3 + 4 + 5; reply 1
-  EXPECT_EQ(cl.bytes_sent(), 17u);
-  EXPECT_EQ(cl.bytes_received(), 1u);
-  ASSERT_TRUE(cl.Get("key").ok());  // 1 + 4 + 3; reply 1 + 4 + 5
-  EXPECT_EQ(cl.bytes_sent(), 25u);
-  EXPECT_EQ(cl.bytes_received(), 11u);
+  // HELLO 1, reply 1 + 32; CLAIM 1 + 4 + (4 + who) + 32 + (4 + 0), reply 1 + (4 + 0).
+  const uint64_t who = cl.bytes_sent() - 46;
+  EXPECT_GT(who, 0u);
+  EXPECT_EQ(cl.bytes_received(), 38u);
+  const uint64_t s0 = cl.bytes_sent(), r0 = cl.bytes_received();
+  ASSERT_TRUE(cl.Set("key/1", "value").ok());  // 1 + 4 + 5 + 4 + 5; reply 1
+  EXPECT_EQ(cl.bytes_sent() - s0, 19u);
+  EXPECT_EQ(cl.bytes_received() - r0, 1u);
+  ASSERT_TRUE(cl.Get("key/1").ok());  // 1 + 4 + 5; reply 1 + 4 + 5
+  EXPECT_EQ(cl.bytes_sent() - s0, 29u);
+  EXPECT_EQ(cl.bytes_received() - r0, 11u);
   ASSERT_TRUE(cl.Check("nope").ok());  // 1 + 4 + 4; reply 1
-  EXPECT_EQ(cl.bytes_sent(), 34u);
-  EXPECT_EQ(cl.bytes_received(), 12u);
-  ASSERT_TRUE(cl.Wait({"key"}, milliseconds(1000)).ok());  // 1 + 4 + (4 + 3) + 4; reply 1
-  EXPECT_EQ(cl.bytes_sent(), 50u);
-  EXPECT_EQ(cl.bytes_received(), 13u);
+  EXPECT_EQ(cl.bytes_sent() - s0, 38u);
+  EXPECT_EQ(cl.bytes_received() - r0, 12u);
+  ASSERT_TRUE(cl.Wait({"key/1"}, milliseconds(1000)).ok());  // 1 + 4 + (4 + 5) + 4; reply 1
+  EXPECT_EQ(cl.bytes_sent() - s0, 56u);
+  EXPECT_EQ(cl.bytes_received() - r0, 13u);
+  // A client that claims nothing (a reader of an open store) says nothing before its requests.
+  auto reader = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000));
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->bytes_sent(), 0u);
 }
 
 TEST(TcpStore, PortInUseSaysSo) {
@@ -147,8 +155,8 @@ TEST(TcpStore, PortInUseSaysSo) {
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().kind, ErrorKind::kTransport);
   const std::string p = std::to_string(port);
-  EXPECT_EQ(second.error().message,
-            "store 127.0.0.1:" + p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process listens there)");
+  EXPECT_EQ(second.error().message, "store 127.0.0.1:" + p + ": cannot listen: port " + p +
+                                        " on 127.0.0.1 is in use (another process listens there)");
 }
 
 TEST(TcpStore, ConnectGivesUpAfterTimeout) {

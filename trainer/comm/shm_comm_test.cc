@@ -29,7 +29,8 @@ std::vector<std::string> RunRanks(int size, const std::vector<ShmCommOptions>& o
   std::vector<std::thread> ranks;
   for (int r = 0; r < size; ++r) {
     ranks.emplace_back([&, r] {
-      auto store = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), std::chrono::seconds(10));
+      auto store = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), std::chrono::seconds(10),
+                                           r == 0 ? (*server)->ChiefClaim() : StoreClaim(r));
       ASSERT_TRUE(store.ok());
       std::string why_not;
       auto comm = MakeShmComm(**store, r, size, options[static_cast<size_t>(r)], &why_not);
@@ -160,12 +161,12 @@ TEST(ShmComm, APeerThatExitsIsNamedAtOnce) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // rank 1: joins, then leaves without a word
-    auto store = TcpStoreClient::Connect("127.0.0.1", port, std::chrono::seconds(10));
+    auto store = TcpStoreClient::Connect("127.0.0.1", port, std::chrono::seconds(10), StoreClaim(1));
     std::string why_not;
     auto comm = store.ok() ? MakeShmComm(**store, 1, 2, o, &why_not) : Result<std::unique_ptr<Comm>>(store.error());
     ::_exit(comm.ok() && *comm != nullptr ? 0 : 1);
   }
-  auto store = TcpStoreClient::Connect("127.0.0.1", port, std::chrono::seconds(10));
+  auto store = TcpStoreClient::Connect("127.0.0.1", port, std::chrono::seconds(10), (*server)->ChiefClaim());
   ASSERT_TRUE(store.ok());
   std::string why_not;
   auto comm = MakeShmComm(**store, 0, 2, o, &why_not);

@@ -12,6 +12,7 @@
 
 #include "cluster/cluster_config.h"
 #include "cluster/gloo_group.h"
+#include "cluster/job_token.h"
 #include "comm/comm.h"
 #include "comm/shm_comm.h"
 #include "data/dataset.h"
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
       "Train the Keras Fashion-MNIST MLP (784-128-10, dropout 0.2, Adam) bitwise reproducibly.\n"
       "Pipeline: IDX files -> per-epoch Philox shuffle -> micro-shards -> fixed-order gradient sum (Gloo) "
       "-> Adam -> checkpoint / TensorBoard -> sha256 of the weights.\n"
-      "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous."};
+      "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous. With IMGTOOL_FLEET_TOKEN set (the same\n"
+      "secret on every task), the chief's rendezvous store admits only processes that prove they hold it."};
   trainer::TrainConfig cfg;
   std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host, busy_poll = "auto",
               comm_kind = "auto";
@@ -126,6 +128,9 @@ int main(int argc, char** argv) {
   if (!cluster.ok()) return Fail(cluster.error());
   auto shape_ok = trainer::ValidateStepShape({cfg.global_batch, cfg.shards}, cluster->world_size);
   if (!shape_ok.ok()) return Fail(shape_ok.error());
+  // The job token (IMGTOOL_FLEET_TOKEN), read before the slow set-up so a bad one fails fast.
+  auto token = trainer::FindJobToken(trainer::DefaultTokenSources());
+  if (!token.ok()) return Fail(token.error());
 
   trainer::StepFactory make_step;  // empty: the CPU step
   if (backend == "cuda") {
@@ -151,6 +156,7 @@ int main(int argc, char** argv) {
   gopts.collective_timeout = std::chrono::milliseconds(static_cast<long>(collective_timeout * 1000));
   // A peer the chief's store refuses or drops (a limit passed: tcp_store.h) is worth a line.
   gopts.store_log = [](const std::string& line) { std::fprintf(stderr, "trainer: %s\n", line.c_str()); };
+  gopts.token = *token;
   auto group = trainer::GlooGroup::Join(*cluster, gopts);
   if (!group.ok()) return Fail(group.error());
   // Spinning pays only when no rank waits for a core that a spinning peer holds.
