@@ -5,6 +5,7 @@
 
 #include "fleet/compare.h"
 #include "oci/digest.h"
+#include "oci/media_types.h"
 
 namespace imgtool::fleet {
 
@@ -128,7 +129,7 @@ Result<std::map<std::string, std::string>> ExpectedFields(const std::string& jso
   } else if (j.contains("reference") && j.contains("digest")) {  // imgtool build --json
     auto d = DigestAt(j, "digest", "$");
     if (!d.ok()) return d.error();
-    bool index = j.contains("mediaType") && j["mediaType"] == "application/vnd.oci.image.index.v1+json";
+    bool index = j.contains("mediaType") && j["mediaType"] == oci::kMediaTypeIndex;
     out[index ? "image.index" : "image.digest"] = *d;
   } else {
     return Bad("$",
