@@ -19,6 +19,9 @@ cross_missing() {
     echo "no qemu-aarch64 (apt-get install qemu-user)"
   elif [[ ! -d $SYSROOT/usr/include/aarch64-linux-gnu ]]; then
     echo "no arm64 sysroot in $SYSROOT (scripts/arm64-sysroot)"
+  elif ! "$REPO/scripts/arm64-sysroot" --check "$SYSROOT"; then
+    # A library the build gained since (libre2-dev, say) would fail the configure.
+    echo "the arm64 sysroot in $SYSROOT lacks packages scripts/arm64-sysroot now lists (run it again)"
   fi
 }
 cross_ready_or_skip() {
