@@ -32,7 +32,14 @@ struct Entry {
   uint32_t gid = 0;
   uint64_t size = 0;         // kFile: bytes expected from source; a different count read is
                              // an error ("changed while building")
-  std::string source;        // kFile: host path to stream from; empty when `content` is used
+  std::string source;        // kFile: host path to stream from (its last component not
+                             // followed: a symlink there now is refused); empty when
+                             // `content` is used
+  // kFile from `source`: when set, the bytes streamed must hash to it, else the layer
+  // fails (kIntegrity naming the source and both digests) before anything is committed.
+  // Set where the content was hashed by an earlier open (a lock, a RECORD, an unpacker),
+  // so the layer holds the bytes that digest describes, not whatever the name held later.
+  oci::Digest expect_sha256;
   std::string content;       // kFile: inline content (generated files such as /etc/passwd)
   std::string link_target;   // kSymlink: target as stored; kHardlink: in-image path of the
                              // earlier entry it links to

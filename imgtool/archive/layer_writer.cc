@@ -76,9 +76,10 @@ Error Errno(const std::string& what) {
 int OpenForReading(const std::string& path) {
   // O_NOATIME spares an inode write per file; only the owner (or root) may ask for it.
   // O_NONBLOCK: planning saw a regular file, but one swapped for a FIFO since must be
-  // refused below, not waited on (regular files ignore the flag).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // refused below, not waited on (regular files ignore the flag). O_NOFOLLOW: nor is a
+  // symlink swapped in since followed (to a key, say): it fails with ELOOP.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOATIME);
+  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   return fd;
 }
 
@@ -88,6 +89,9 @@ int OpenForReading(const std::string& path) {
 Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
                   oci::Digest* digest, Progress& progress) {
   internal::UniqueFd fd(OpenForReading(e.source));
+  if (!fd.valid() && errno == ELOOP) {
+    return MakeError(ErrorKind::kInvalidInput, e.source + ": a symlink now, not the regular file planned; refused");
+  }
   if (!fd.valid()) return Errno("opening " + e.source);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Errno("stat " + e.source);
@@ -119,6 +123,11 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
                                                 std::to_string(got) + ")");
   }
   *digest = hash.Finish();
+  if (!e.expect_sha256.empty() && *digest != e.expect_sha256) {
+    return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (its content was " +
+                                                e.expect_sha256.str() + " when checked, the bytes read are " +
+                                                digest->str() + ")");
+  }
   return Status::Ok();
 }
 
