@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "archive/layer.h"
 #include "build/lock.h"
 #include "build/metadata_layer.h"
@@ -228,6 +230,37 @@ TEST(Builder, MultiPlatformLockCoversEveryPlatform) {
   Lock single = OnlyPlatform(*lock, *o.platform);
   single.inputs[0].platform.clear();
   EXPECT_EQ(OnlyPlatform(single, *oci::ParsePlatform("linux/arm64")).inputs.size(), 1u);
+}
+
+// --locked hashes each file by one open and the layer reads it by another: a file rewritten
+// in between (same size, other bytes) must not enter the layer under the lock's digest.
+// The build fails (exit 4) naming the file, and leaves no output.
+TEST(Builder, LockedFileRewrittenAfterTheCheckIsRefusedByTheLayer) {
+  Workspace w;
+  std::string spec = w.Spec("a", kSpec);
+  auto lock = LockSpec(spec, FetchOptions{});
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  std::string lock_path = w.dir.path() + "/a/imgtool.lock.json";
+  ASSERT_TRUE(fs::WriteFileAtomic(lock_path, LockJson(*lock)).ok());
+  std::string data = w.dir.path() + "/a/data.txt";
+  BuildOptions o = w.Options(spec, "out");
+  o.lock_path = lock_path;
+  o.progress = [&](const std::string& line) {
+    if (line.rfind("every input matches", 0) == 0) {
+      std::FILE* f = std::fopen(data.c_str(), "r+");  // in place: same inode, size and mtime tick
+      ASSERT_NE(f, nullptr);
+      std::fputs("PAYLOAD\n", f);
+      std::fclose(f);
+    }
+  };
+  auto built = Build(o);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.error().kind, ErrorKind::kIntegrity);
+  EXPECT_NE(built.error().message.find(data + ": changed while building (its content was " +
+                                       oci::Digest::Of("payload\n").str()),
+            std::string::npos)
+      << built.error().message;
+  EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
 }
 
 TEST(MetadataLayer, UserClashesAreErrors) {

@@ -139,7 +139,8 @@ std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size) {
 
 std::vector<std::string> ElfToolchainOf(const std::string& path) {
   uint64_t size = 0;
-  auto fd = fs::OpenRegular(path, &size);
+  // A layer input planning saw as a regular file: a symlink there now (to a key) is not read.
+  auto fd = fs::OpenRegularNoFollow(path, &size);
   if (!fd.ok()) return {};
   fs::FdReader reader(std::move(*fd));
   return ElfToolchain(reader, size);

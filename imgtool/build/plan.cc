@@ -195,6 +195,11 @@ Status PlanPackage(const PackageSpec& spec, const PlanOptions& options, PlannedL
       Walker w(rules);
       IMGTOOL_TRY(w.Add(staged->staging->path() + "/" + n, n, staged->dest.empty() ? n : staged->dest + "/" + n));
       for (auto& fd : w.found()) {
+        // The layer reads the staged file back: it must be what the unpacker wrote.
+        auto digest = staged->staged_digests.find(fd.input);
+        if (fd.entry.type == EntryType::kFile && digest != staged->staged_digests.end()) {
+          fd.entry.expect_sha256 = digest->second;
+        }
         fd.input.clear();
         fd.content_id = id;
         out.push_back(std::move(fd));
