@@ -292,7 +292,24 @@ TEST(WriteLayer, SourceSwappedForASymlinkIsRefused) {
   ASSERT_EQ(::symlink(secret.c_str(), src.c_str()), 0);
   Error err = WriteError({e});
   EXPECT_EQ(err.kind, ErrorKind::kInvalidInput);
-  EXPECT_EQ(err.message, src + ": a symlink now, not the regular file planned; refused");
+  EXPECT_EQ(err.message, src + ": is a symlink; refused");
+}
+
+// Below `source_root` nothing is followed: a folder planning walked, swapped for a
+// symlink to another folder holding a file of the same name, is refused too.
+TEST(WriteLayer, AFolderBelowTheSourceRootSwappedForASymlinkIsRefused) {
+  ScratchDir dir;
+  std::string src = dir.Put("root/sub/f", "plain ok!");
+  dir.Put("elsewhere/f", "0600 key!");
+  Entry e = FromFile("f", src);
+  e.source_root = dir / "root";
+  ScratchDir out;
+  ASSERT_TRUE(WriteBlob(out / "ok", {e}, Compression::kGzip).ok());
+  ASSERT_EQ(::rename((dir / "root/sub").c_str(), (dir / "sub.old").c_str()), 0);
+  ASSERT_EQ(::symlink((dir / "elsewhere").c_str(), (dir / "root/sub").c_str()), 0);
+  Error err = WriteError({e});
+  EXPECT_EQ(err.kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(err.message, src + ": is a symlink; refused (only regular files inside it are read)");
 }
 
 TEST(WriteLayer, MissingSourceIsNotFound) {

@@ -1,6 +1,7 @@
 #include "build/builder.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -259,6 +260,32 @@ TEST(Builder, LockedFileRewrittenAfterTheCheckIsRefusedByTheLayer) {
   EXPECT_NE(built.error().message.find(data + ": changed while building (its content was " +
                                        oci::Digest::Of("payload\n").str()),
             std::string::npos)
+      << built.error().message;
+  EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
+}
+
+// Planning walks a copied folder without following symlinks; the layer reads its files
+// later by name. A subfolder swapped for a symlink in between (to a folder holding a key
+// of the same name and size) is refused, not followed: nothing below the layer root is.
+TEST(Builder, AFolderSwappedForASymlinkAfterPlanningIsNotFollowed) {
+  Workspace w;
+  std::string spec = w.Spec("a", R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+    "layers":[{"name":"tree","files":[{"src":"tree","dest":"/opt/tree"}]}]})");
+  std::string root = w.dir.path() + "/a";
+  ASSERT_TRUE(fs::MakeDirs(root + "/tree/sub").ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(root + "/tree/sub/f", "plain file\n").ok());
+  ASSERT_TRUE(fs::MakeDirs(w.dir.path() + "/keys").ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(w.dir.path() + "/keys/f", "SECRET KEY\n").ok());
+  BuildOptions o = w.Options(spec, "out");
+  o.progress = [&](const std::string& line) {
+    if (line.rfind("layer 1/", 0) != 0 || fs::Exists(root + "/sub.old")) return;
+    ASSERT_EQ(::rename((root + "/tree/sub").c_str(), (root + "/sub.old").c_str()), 0);
+    ASSERT_EQ(::symlink((w.dir.path() + "/keys").c_str(), (root + "/tree/sub").c_str()), 0);
+  };
+  auto built = Build(o);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_NE(built.error().message.find(root + "/tree/sub/f: is a symlink; refused"), std::string::npos)
       << built.error().message;
   EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
 }

@@ -254,8 +254,8 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
   }
   for (size_t i = 0; i < plan.entries.size() && i < written->file_digests.size(); ++i) {
     if (!plan.inputs[i].empty()) {
-      result.inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size,
-                               ElfToolchainOf(plan.entries[i].source)});
+      result.inputs.push_back(
+          {plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size, ElfToolchainOf(plan.entries[i])});
     }
   }
   for (const auto& pkg : plan.packages) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "archive/layer.h"
 #include "build/base_image.h"
 #include "build/base_spec.h"
 #include "build/spec_platforms.h"
@@ -26,9 +27,10 @@ std::string Label(const LockInput& in) {
   return where + in.kind + " " + in.name;
 }
 
-// A file planning saw as regular, hashed from one open that does not follow it.
-Result<oci::FileDigest> DigestPlannedFile(const std::string& path) {
-  auto fd = fs::OpenRegularNoFollow(path);
+// A file planning saw as regular, hashed from one open that follows nothing planning
+// did not (archive::OpenSource, as the layer opens it).
+Result<oci::FileDigest> DigestPlannedFile(const archive::Entry& e) {
+  auto fd = archive::OpenSource(e);
   if (!fd.ok()) return fd.error();
   fs::HashingReader hashed(std::make_unique<fs::FdReader>(std::move(*fd)));
   return hashed.Finish();
@@ -78,7 +80,7 @@ Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const 
       if (digests && i < digests->size() && !(*digests)[i].empty()) {
         in.sha256 = (*digests)[i];
       } else {
-        auto d = DigestPlannedFile(e.source);
+        auto d = DigestPlannedFile(e);
         if (!d.ok()) return d.error().Context("layer " + plan.name + ": " + plan.inputs[i]);
         if (d->size != e.size) {
           return MakeError(ErrorKind::kIntegrity, "layer " + plan.name + ": " + plan.inputs[i] + " changed while locking");
