@@ -62,6 +62,19 @@ done
 [ ! -e "$bases/blobs/sha256/${amd64#sha256:}" ] || fail "the amd64 image was fetched although arm64 was asked for"
 pass "the download cache keeps the index and the arm64 image, not the amd64 one"
 
+# Issue 24, class 1: the cached base layer replaced by a symlink to a 0600 key is not
+# read: it counts as missing and is fetched over; the key is in no output.
+layer=$(jq -r '.[0]' <<<"$base_layers")
+printf 'BASE-CACHE-SECRET\n' >"$WORK/key" && chmod 600 "$WORK/key"
+rm -f "$bases/blobs/sha256/${layer#sha256:}"
+ln -s "$WORK/key" "$bases/blobs/sha256/${layer#sha256:}"
+expect_exit 0 build spec.json -o "oci-archive:$WORK/swapped.tar:v1" --no-cache
+assert_eq "$(tail -n1 <<<"$OUTPUT")" "$digest" "digest after the swap"
+[ -f "$bases/blobs/sha256/${layer#sha256:}" ] && [ ! -L "$bases/blobs/sha256/${layer#sha256:}" ] ||
+  fail "the symlinked base layer was kept"
+grep -qF BASE-CACHE-SECRET "$WORK/swapped.tar" "$WORK"/swapped.tar.*.json && fail "the key reached an output"
+pass "a cached base layer replaced by a symlink to a 0600 key: fetched again, same digest, the key in no output"
+
 stop_registries
 expect_exit 0 build spec.json -o "oci:$WORK/out2:v1" --locked --no-cache
 assert_eq "$(tail -n1 <<<"$OUTPUT")" "$digest" "offline rebuild digest"

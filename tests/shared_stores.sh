@@ -177,3 +177,59 @@ expect_exit 0 copy -q "oci:$out:v1" "oci-archive:$WORK/after.tar:v1"
 no_secret "$out" "$WORK/after.tar"
 expect_exit 0 verify "oci:$out:v1"
 pass "an output layout's blob replaced by a symlink to the key is replaced by the next build; its archive holds no key"
+
+# ---- (c) the download cache: a package fetched from a URL ----
+# Its entry (<cache>/downloads/sha256/<hex>) replaced by a symlink to the 0600 key, a FIFO,
+# a folder, another deb (same name and version), or altered in place with its mtime put
+# back: the build (layer cache cold and warm) exits 0 with the pinned package, the entry
+# is fetched again, and the key's bytes are in no output. The stage reads the descriptor
+# fetch hashed, never the entry's name again (the race itself: build_test PackageFileRace).
+mkdir -p "$WORK/srv" "$WORK/evilsrc"
+good=$(make_deb "$WORK/srv" gamma 1.0-1)
+evil=$(make_deb "$WORK/evilsrc" gamma 1.0-1 postinst)  # same name and version, other bytes
+pin=$(sha "$good")
+cat >"$WORK/actx/url.json" <<JSON
+{"base": "scratch", "user": {"name": "t", "uid": 10001, "gid": 10001},
+ "layers": [{"name": "pkg", "debs": [{"src": "file://$good", "sha256": "$pin", "name": "gamma", "version": "1.0-1"}]}]}
+JSON
+url_build() {  # OUT [--no-cache]: must exit 0 with the pinned package
+  set +e
+  OUTPUT=$(timeout 60 "$IMGTOOL" build "$WORK/actx/url.json" -o "$@" --json 2>"$WORK/stderr")
+  local rc=$?
+  set -e
+  [ "$rc" = 0 ] || fail "build -o $1 exited $rc: $(cat "$WORK/stderr")"
+}
+url_build "oci:$WORK/u0:v1"
+want=$(jq -r .digest <<<"$OUTPUT")
+entry="$IMGTOOL_CACHE/downloads/sha256/$pin"
+[ -f "$entry" ] || fail "the deb is not in the download cache at $entry"
+attack_entry() {  # KIND: what the download cache holds under the package's name
+  rm -rf "$entry"
+  case $1 in
+    symlink) ln -s "$key" "$entry" ;;
+    fifo) mkfifo "$entry" ;;
+    folder) mkdir "$entry" && cp "$key" "$entry/x" ;;
+    replaced) cp "$evil" "$entry.new" && mv "$entry.new" "$entry" ;;
+    altered)
+      cp "$good" "$entry" && touch -r "$good" "$WORK/mtime"
+      dd if="$key" of="$entry" conv=notrunc status=none bs=1 seek=100 count=64
+      touch -r "$WORK/mtime" "$entry"
+      ;;
+  esac
+}
+# Into a layout with the layer cache warm (the package layer is a hit: only the pin is
+# checked), into an archive with --no-cache (the deb is unpacked from the download).
+for kind in symlink fifo folder replaced altered; do
+  out="$WORK/u-$kind"
+  for dest in "oci:$out:v1" "oci-archive:$out.tar:v1 --no-cache"; do
+    attack_entry "$kind"
+    # shellcheck disable=SC2086 # $dest carries the flag
+    url_build $dest
+    assert_eq "$(jq -r .digest <<<"$OUTPUT")" "$want" "download $kind -> $dest: digest"
+    [ -f "$entry" ] && [ ! -L "$entry" ] || fail "download $kind: the cache entry was not fetched again"
+    assert_eq "$(sha "$entry")" "$pin" "download $kind: cache entry healed"
+    grep -q "gamma 1.0-1 has maintainer scripts" "$WORK/stderr" && fail "download $kind: the other deb was unpacked"
+  done
+  no_secret "$out" "$out.tar" "$out".*.json
+done
+pass "download cache entry as symlink to a 0600 key, FIFO, folder, another deb, altered in place: fetched again, the pinned deb built (layer cache cold and warm), key in no layout or archive"

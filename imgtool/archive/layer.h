@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fs/atomic_file.h"
+#include "fs/safe_open.h"
 #include "oci/digest.h"
 #include "oci/image.h"
 #include "oci/reader.h"
@@ -32,11 +33,30 @@ struct Entry {
   uint32_t gid = 0;
   uint64_t size = 0;         // kFile: bytes expected from source; a different count read is
                              // an error ("changed while building")
-  std::string source;        // kFile: host path to stream from; empty when `content` is used
+  std::string source;        // kFile: host path to stream from, opened by OpenSource
+                             // (nothing followed that planning saw as no symlink);
+                             // empty when `content` is used
+  // kFile: a folder `source` lies in whose path below it planning resolved (a layer's
+  // root, a staging folder): nothing below it is followed when the source is opened.
+  // Empty: only the last component is not followed.
+  std::string source_root;
+  // kFile from `source`: when set, the bytes streamed must hash to it, else the layer
+  // fails (kIntegrity naming the source and both digests) before anything is committed.
+  // Set where the content was hashed by an earlier open (a lock, a RECORD, an unpacker),
+  // so the layer holds the bytes that digest describes, not whatever the name held later.
+  oci::Digest expect_sha256;
   std::string content;       // kFile: inline content (generated files such as /etc/passwd)
   std::string link_target;   // kSymlink: target as stored; kHardlink: in-image path of the
                              // earlier entry it links to
 };
+
+// Opens a kFile entry's source as WriteLayer reads it: beneath `source_root` one component
+// at a time with O_NOFOLLOW (fs::OpenRegularBeneath), else with its last component not
+// followed (fs::OpenRegularNoFollow); never waits on a FIFO, refuses anything but a
+// regular file. So a symlink put in place of a file or a folder planning walked (to a
+// key, say) is refused, never read. For every reader of planned sources (the layer, the
+// lock, the build record's toolchain).
+Result<fs::UniqueFd> OpenSource(const Entry& e, uint64_t* size = nullptr);
 
 enum class Compression { kGzip, kZstd, kNone };
 

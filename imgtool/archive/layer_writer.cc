@@ -73,27 +73,14 @@ Error Errno(const std::string& what) {
                    what + ": " + std::strerror(e));
 }
 
-int OpenForReading(const std::string& path) {
-  // O_NOATIME spares an inode write per file; only the owner (or root) may ask for it.
-  // O_NONBLOCK: planning saw a regular file, but one swapped for a FIFO since must be
-  // refused below, not waited on (regular files ignore the flag).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOATIME);
-  if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  return fd;
-}
-
 // Streams one file's content into the tar, hashing it; the header already promised
 // `e.size` bytes, so any other count means the file changed under us. The file is read
 // straight into the pipe buffer where libarchive would copy it (see PipeWriter::Room).
 Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
                   oci::Digest* digest, Progress& progress) {
-  internal::UniqueFd fd(OpenForReading(e.source));
-  if (!fd.valid()) return Errno("opening " + e.source);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Errno("stat " + e.source);
-  if (!S_ISREG(st.st_mode)) {
-    return MakeError(ErrorKind::kInvalidInput, e.source + ": not a regular file");
-  }
+  auto opened = OpenSource(e);
+  if (!opened.ok()) return opened.error();
+  const fs::UniqueFd& fd = *opened;
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   oci::Sha256 hash;
   uint64_t got = 0;
@@ -119,8 +106,27 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
                                                 std::to_string(got) + ")");
   }
   *digest = hash.Finish();
+  if (!e.expect_sha256.empty() && *digest != e.expect_sha256) {
+    return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (its content was " +
+                                                e.expect_sha256.str() + " when checked, the bytes read are " +
+                                                digest->str() + ")");
+  }
   return Status::Ok();
 }
+
+}  // namespace
+
+Result<fs::UniqueFd> OpenSource(const Entry& e, uint64_t* size) {
+  if (!e.source_root.empty()) {
+    std::string prefix = e.source_root.back() == '/' ? e.source_root : e.source_root + "/";
+    if (e.source.size() > prefix.size() && e.source.compare(0, prefix.size(), prefix) == 0) {
+      return fs::OpenRegularBeneath(e.source_root, e.source.substr(prefix.size()), size);
+    }
+  }
+  return fs::OpenRegularNoFollow(e.source, size);
+}
+
+namespace {
 
 Status Produce(const std::vector<Entry>& entries, const LayerOptions& options, PipeWriter& to_pipe,
                std::vector<oci::Digest>& digests, Progress& progress) {

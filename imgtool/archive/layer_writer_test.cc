@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <isa-l/crc.h>
 #include <locale.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -263,6 +264,52 @@ TEST(WriteLayer, FileThatChangedSizeIsAnIntegrityError) {
   EXPECT_EQ(e.kind, ErrorKind::kIntegrity);
   EXPECT_EQ(e.message,
             grown.source + ": changed while building (expected 1048576 bytes, read 3145728)");
+}
+
+// A source hashed earlier by another open (a lock, a RECORD) and rewritten since with the
+// same size: the layer refuses the bytes it read instead of recording their digest.
+TEST(WriteLayer, ContentOtherThanTheExpectedDigestIsAnIntegrityError) {
+  ScratchDir dir;
+  std::string src = dir.Put("f", "checked");
+  Entry e = FromFile("f", src);
+  e.expect_sha256 = oci::Digest::Of("checked");
+  ScratchDir out;
+  ASSERT_TRUE(WriteBlob(out / "ok", {e}, Compression::kGzip).ok());
+  dir.Put("f", "swapped");
+  Error err = WriteError({e});
+  EXPECT_EQ(err.kind, ErrorKind::kIntegrity);
+  EXPECT_EQ(err.message, src + ": changed while building (its content was " + oci::Digest::Of("checked").str() +
+                             " when checked, the bytes read are " + oci::Digest::Of("swapped").str() + ")");
+}
+
+// Planning saw a regular file; a symlink swapped in since (to a key) is not followed.
+TEST(WriteLayer, SourceSwappedForASymlinkIsRefused) {
+  ScratchDir dir;
+  std::string secret = dir.Put("secret", "0600 key!");
+  std::string src = dir.Put("f", "plain ok!");
+  Entry e = FromFile("f", src);
+  ASSERT_EQ(::unlink(src.c_str()), 0);
+  ASSERT_EQ(::symlink(secret.c_str(), src.c_str()), 0);
+  Error err = WriteError({e});
+  EXPECT_EQ(err.kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(err.message, src + ": is a symlink; refused");
+}
+
+// Below `source_root` nothing is followed: a folder planning walked, swapped for a
+// symlink to another folder holding a file of the same name, is refused too.
+TEST(WriteLayer, AFolderBelowTheSourceRootSwappedForASymlinkIsRefused) {
+  ScratchDir dir;
+  std::string src = dir.Put("root/sub/f", "plain ok!");
+  dir.Put("elsewhere/f", "0600 key!");
+  Entry e = FromFile("f", src);
+  e.source_root = dir / "root";
+  ScratchDir out;
+  ASSERT_TRUE(WriteBlob(out / "ok", {e}, Compression::kGzip).ok());
+  ASSERT_EQ(::rename((dir / "root/sub").c_str(), (dir / "sub.old").c_str()), 0);
+  ASSERT_EQ(::symlink((dir / "elsewhere").c_str(), (dir / "root/sub").c_str()), 0);
+  Error err = WriteError({e});
+  EXPECT_EQ(err.kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(err.message, src + ": is a symlink; refused (only regular files inside it are read)");
 }
 
 TEST(WriteLayer, MissingSourceIsNotFound) {

@@ -57,18 +57,24 @@ Result<Images> PrepareImages(const Spec& spec, const BuildOptions& opt) {
 
 // --locked: the inputs as they are now must equal the lock (for --platform, that
 // platform's part of a multi-platform lock).
-Status CheckLock(const Spec& spec, const Images& images, const BuildOptions& opt) {
+// Each file a layer then reads must be the bytes that were compared (ExpectLocked): the
+// comparison hashed it by one open, the layer reads it by another.
+Status CheckLock(const Spec& spec, Images& images, const BuildOptions& opt) {
   auto locked = ReadLock(opt.lock_path);
   if (!locked.ok()) return locked.error();
   Lock now;
+  std::vector<Lock> per_image;
   for (const auto& image : images) {
     auto lock = image->LockNow();
     if (!lock.ok()) return lock.error();
+    per_image.push_back(*lock);
     if (!spec.platforms.empty()) TagPlatform(*lock, image->spec().platform);
     now.inputs.insert(now.inputs.end(), lock->inputs.begin(), lock->inputs.end());
   }
   if (opt.platform) *locked = OnlyPlatform(*locked, *opt.platform);
-  return CompareLock(*locked, now, opt.lock_path);
+  IMGTOOL_TRY(CompareLock(*locked, now, opt.lock_path));
+  for (size_t i = 0; i < images.size(); ++i) images[i]->ExpectLocked(per_image[i]);
+  return Status::Ok();
 }
 
 // The index over a multi-platform build's images, in the spec's platform order.

@@ -1,6 +1,9 @@
 #include "build/builder.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "archive/layer.h"
 #include "build/lock.h"
@@ -228,6 +231,63 @@ TEST(Builder, MultiPlatformLockCoversEveryPlatform) {
   Lock single = OnlyPlatform(*lock, *o.platform);
   single.inputs[0].platform.clear();
   EXPECT_EQ(OnlyPlatform(single, *oci::ParsePlatform("linux/arm64")).inputs.size(), 1u);
+}
+
+// --locked hashes each file by one open and the layer reads it by another: a file rewritten
+// in between (same size, other bytes) must not enter the layer under the lock's digest.
+// The build fails (exit 4) naming the file, and leaves no output.
+TEST(Builder, LockedFileRewrittenAfterTheCheckIsRefusedByTheLayer) {
+  Workspace w;
+  std::string spec = w.Spec("a", kSpec);
+  auto lock = LockSpec(spec, FetchOptions{});
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  std::string lock_path = w.dir.path() + "/a/imgtool.lock.json";
+  ASSERT_TRUE(fs::WriteFileAtomic(lock_path, LockJson(*lock)).ok());
+  std::string data = w.dir.path() + "/a/data.txt";
+  BuildOptions o = w.Options(spec, "out");
+  o.lock_path = lock_path;
+  o.progress = [&](const std::string& line) {
+    if (line.rfind("every input matches", 0) == 0) {
+      std::FILE* f = std::fopen(data.c_str(), "r+");  // in place: same inode, size and mtime tick
+      ASSERT_NE(f, nullptr);
+      std::fputs("PAYLOAD\n", f);
+      std::fclose(f);
+    }
+  };
+  auto built = Build(o);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.error().kind, ErrorKind::kIntegrity);
+  EXPECT_NE(built.error().message.find(data + ": changed while building (its content was " +
+                                       oci::Digest::Of("payload\n").str()),
+            std::string::npos)
+      << built.error().message;
+  EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
+}
+
+// Planning walks a copied folder without following symlinks; the layer reads its files
+// later by name. A subfolder swapped for a symlink in between (to a folder holding a key
+// of the same name and size) is refused, not followed: nothing below the layer root is.
+TEST(Builder, AFolderSwappedForASymlinkAfterPlanningIsNotFollowed) {
+  Workspace w;
+  std::string spec = w.Spec("a", R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
+    "layers":[{"name":"tree","files":[{"src":"tree","dest":"/opt/tree"}]}]})");
+  std::string root = w.dir.path() + "/a";
+  ASSERT_TRUE(fs::MakeDirs(root + "/tree/sub").ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(root + "/tree/sub/f", "plain file\n").ok());
+  ASSERT_TRUE(fs::MakeDirs(w.dir.path() + "/keys").ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(w.dir.path() + "/keys/f", "SECRET KEY\n").ok());
+  BuildOptions o = w.Options(spec, "out");
+  o.progress = [&](const std::string& line) {
+    if (line.rfind("layer 1/", 0) != 0 || fs::Exists(root + "/sub.old")) return;
+    ASSERT_EQ(::rename((root + "/tree/sub").c_str(), (root + "/sub.old").c_str()), 0);
+    ASSERT_EQ(::symlink((w.dir.path() + "/keys").c_str(), (root + "/tree/sub").c_str()), 0);
+  };
+  auto built = Build(o);
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_NE(built.error().message.find(root + "/tree/sub/f: is a symlink; refused"), std::string::npos)
+      << built.error().message;
+  EXPECT_FALSE(fs::Exists(w.dir.path() + "/out"));
 }
 
 TEST(MetadataLayer, UserClashesAreErrors) {

@@ -138,8 +138,15 @@ std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size) {
 }
 
 std::vector<std::string> ElfToolchainOf(const std::string& path) {
+  archive::Entry e;
+  e.source = path;
+  return ElfToolchainOf(e);
+}
+
+std::vector<std::string> ElfToolchainOf(const archive::Entry& e) {
   uint64_t size = 0;
-  auto fd = fs::OpenRegular(path, &size);
+  // A layer input as the layer opens it: a symlink put there since planning is not read.
+  auto fd = archive::OpenSource(e, &size);
   if (!fd.ok()) return {};
   fs::FdReader reader(std::move(*fd));
   return ElfToolchain(reader, size);

@@ -14,13 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "archive/layer.h"
 #include "oci/reader.h"
 
 namespace imgtool::build {
 
 // `file` must support ReadAt; `size` is its length. Reads at most 2 * size bytes of it.
 std::vector<std::string> ElfToolchain(oci::Reader& file, uint64_t size);
-// The same for a file on disk (opened without waiting on a FIFO; a non-regular file has none).
+// The same for a file on disk (its last component not followed, never waited on: a
+// symlink, FIFO or other non-regular file has none).
 std::vector<std::string> ElfToolchainOf(const std::string& path);
+// The same for a planned layer entry, opened as the layer opens it (archive::OpenSource).
+std::vector<std::string> ElfToolchainOf(const archive::Entry& e);
 
 }  // namespace imgtool::build

@@ -1,6 +1,7 @@
 #include "build/fetch.h"
 
 #include <curl/curl.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "build/layer_cache.h"
 #include "fs/atomic_file.h"
+#include "fs/hashed_file.h"
 #include "fs/safe_open.h"
 #include "oci/human_bytes.h"
 #include "ref/url.h"
@@ -133,6 +135,7 @@ Status FetchPackageUrls(Spec& spec, const FetchOptions& options) {
       auto f = FetchPinned(p.url, p.sha256, options);
       if (!f.ok()) return f.error().Context(p.where + ".src");
       p.src = f->path;
+      p.fetched = f->file;
     }
   }
   return Status::Ok();
@@ -152,20 +155,25 @@ Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, c
   Fetched out;
   out.path = dir + "/" + sha256.hex();
   if (fs::Exists(out.path)) {
-    // Hashed again (cheap next to staging: a damaged cache must not linger), opened
-    // without following: a symlink, FIFO or folder there is removed and fetched over.
-    uint64_t size = 0;
-    auto fd = fs::OpenRegularBeneath(options.cache_dir, "sha256/" + sha256.hex(), &size);
-    if (fd.ok()) {
-      oci::CheckedReader pinned(std::make_unique<fs::FdReader>(std::move(*fd)), sha256, static_cast<int64_t>(size),
-                                out.path);
-      if (oci::Drain(pinned).ok()) {
-        out.size = size;
-        out.cached = true;
-        return out;
-      }
+    // Hashed again (a damaged cache must not linger), opened without following: a
+    // symlink, FIFO or folder there is removed and fetched over. What is hashed is what
+    // the caller reads (Fetched::file), never this name again.
+    auto fd = fs::OpenRegularBeneath(options.cache_dir, "sha256/" + sha256.hex());
+    auto hashed = fd.ok() ? fs::HashedFile::Hash(std::move(*fd), options.cache_dir, out.path)
+                          : Result<std::shared_ptr<const fs::HashedFile>>(fd.error());
+    if (hashed.ok() && (*hashed)->digest().digest == sha256) {
+      out.size = (*hashed)->digest().size;
+      out.cached = true;
+      out.file = *hashed;
+      return out;
     }
-    (void)std::remove(out.path.c_str());
+    // rename(2) cannot replace a folder: anything there that is not the package is junk.
+    struct stat there {};
+    if (::lstat(out.path.c_str(), &there) == 0 && S_ISDIR(there.st_mode)) {
+      (void)fs::RemoveTree(out.path);
+    } else {
+      (void)std::remove(out.path.c_str());
+    }
   }
   auto timeouts = options.timeouts ? Result<remote::NetTimeouts>(*options.timeouts) : remote::NetTimeoutsFromEnv();
   if (!timeouts.ok()) return timeouts.error();
@@ -185,7 +193,13 @@ Result<Fetched> FetchPinned(const std::string& url, const oci::Digest& sha256, c
                                                 "); discarded");
   }
   out.size = size;
+  // Handed on by its descriptor: the bytes just hashed, whatever the name holds later.
+  auto back = d.file.ReadBack();
+  if (!back.ok()) return back.error();
   IMGTOOL_TRY(d.file.Commit());
+  auto written = fs::HashedFile::Written(std::move(*back), {got, size}, options.cache_dir, out.path);
+  if (!written.ok()) return written.error();
+  out.file = *written;
   if (options.progress) options.progress(d.label + ": " + HumanBytes(out.size) + ", " + sha256.Short());
   return out;
 }

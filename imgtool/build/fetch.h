@@ -2,8 +2,12 @@
 // with libcurl into a content-addressed download cache, DIR/sha256/<hex>, before it is
 // staged. The pin is checked while the bytes stream in; a download whose digest or size
 // is not the pinned one is discarded (nothing is left under the final name), and the
-// error names both digests. A file already in the cache is hashed again and used when
-// it still matches its pin; a damaged one is replaced by a fresh download.
+// error names both digests. A file already in the cache is opened without following
+// anything below the cache folder, hashed again and used when it still matches its pin;
+// a damaged one (or a symlink, FIFO or folder under its name) is replaced by a fresh
+// download. Either way the caller gets the file as the descriptor that was hashed
+// (Fetched::file), so what it unpacks is what was checked, not whatever the cache's name
+// holds by then.
 //
 // Credentials in a URL (https://user:secret@host/...) are used for that download and
 // nowhere else: messages and progress show the URL without them, and libcurl does not
@@ -11,10 +15,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "build/spec.h"
+#include "fs/hashed_file.h"
 #include "oci/digest.h"
 #include "oci/result.h"
 #include "remote/http.h"
@@ -34,7 +40,8 @@ struct FetchOptions {
 };
 
 struct Fetched {
-  std::string path;  // the cached file
+  std::string path;  // the cached file (for messages; read it through `file`)
+  std::shared_ptr<const fs::HashedFile> file;
   uint64_t size = 0;
   bool cached = false;  // it was already there
 };

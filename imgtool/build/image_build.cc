@@ -190,6 +190,21 @@ Result<Lock> ImageBuild::LockNow() const {
   });
 }
 
+void ImageBuild::ExpectLocked(const Lock& lock) {
+  std::map<std::pair<std::string, std::string>, oci::Digest> locked;
+  for (const auto& in : lock.inputs) {
+    if (in.kind == "file") locked[{in.layer, in.name}] = in.sha256;
+  }
+  for (auto& plan : plans_) {
+    for (size_t i = 0; i < plan.entries.size() && i < plan.inputs.size(); ++i) {
+      archive::Entry& e = plan.entries[i];
+      if (plan.inputs[i].empty() || e.type != archive::EntryType::kFile) continue;
+      auto it = locked.find({plan.name, "/" + e.path});
+      if (it != locked.end()) e.expect_sha256 = it->second;
+    }
+  }
+}
+
 // Writes (or finds in the cache) one planned layer into the layout; its inputs go to
 // `result` for the build record.
 Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const PlannedLayer& plan, size_t n,
@@ -239,8 +254,8 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
   }
   for (size_t i = 0; i < plan.entries.size() && i < written->file_digests.size(); ++i) {
     if (!plan.inputs[i].empty()) {
-      result.inputs.push_back({plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size,
-                               ElfToolchainOf(plan.entries[i].source)});
+      result.inputs.push_back(
+          {plan.name, plan.inputs[i], written->file_digests[i], plan.entries[i].size, ElfToolchainOf(plan.entries[i])});
     }
   }
   for (const auto& pkg : plan.packages) {

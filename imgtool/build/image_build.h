@@ -32,6 +32,10 @@ class ImageBuild {
   // This image's lock entries as its inputs are now: file digests from the layer cache
   // where it has the layer, else read (for --locked, before any output exists).
   Result<Lock> LockNow() const;
+  // After `lock` (this image's LockNow, found equal to the lock file) passed: each file
+  // input's layer entry must stream the bytes whose digest the lock holds, so a file
+  // changed after the check fails the layer (exit 4) instead of entering it unchecked.
+  void ExpectLocked(const Lock& lock);
   Result<ImageResult> Write(layout::LayoutWriter& out, const std::string& out_dir);
 
  private:

@@ -4,10 +4,13 @@
 #include <map>
 #include <set>
 
+#include "archive/layer.h"
 #include "build/base_image.h"
 #include "build/base_spec.h"
 #include "build/spec_platforms.h"
 #include "fs/atomic_file.h"
+#include "fs/hashed_file.h"
+#include "fs/safe_open.h"
 #include "oci/canonical_json.h"
 
 namespace imgtool::build {
@@ -22,6 +25,15 @@ std::string Label(const LockInput& in) {
   std::string where = in.platform.empty() ? "" : in.platform + ": ";
   if (!in.layer.empty()) where += "layer " + in.layer + ": ";
   return where + in.kind + " " + in.name;
+}
+
+// A file planning saw as regular, hashed from one open that follows nothing planning
+// did not (archive::OpenSource, as the layer opens it).
+Result<oci::FileDigest> DigestPlannedFile(const archive::Entry& e) {
+  auto fd = archive::OpenSource(e);
+  if (!fd.ok()) return fd.error();
+  fs::HashingReader hashed(std::make_unique<fs::FdReader>(std::move(*fd)));
+  return hashed.Finish();
 }
 
 Error Bad(const std::string& name, const std::string& what) {
@@ -68,7 +80,7 @@ Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const 
       if (digests && i < digests->size() && !(*digests)[i].empty()) {
         in.sha256 = (*digests)[i];
       } else {
-        auto d = oci::DigestFile(e.source);
+        auto d = DigestPlannedFile(e);
         if (!d.ok()) return d.error().Context("layer " + plan.name + ": " + plan.inputs[i]);
         if (d->size != e.size) {
           return MakeError(ErrorKind::kIntegrity, "layer " + plan.name + ": " + plan.inputs[i] + " changed while locking");

@@ -79,7 +79,7 @@ std::optional<CachedPackages> ParsePackageRecords(const std::string& json, const
 
 Status CheckPackagePins(const LayerSpec& layer) {
   for (const auto& p : layer.packages) {
-    if (!p.url.empty()) continue;
+    if (p.fetched) continue;  // hashed to its pin by fetch, just now
     auto checked = CheckPackageFile(p);
     if (!checked.ok()) return checked.error();
   }

@@ -34,7 +34,8 @@ struct CachedPackages {
 // nullopt when the sidecar does not fit the layer (a damaged entry is a miss).
 std::optional<CachedPackages> ParsePackageRecords(const std::string& json, const LayerSpec& layer);
 
-// Every package file of the layer hashes to its pin (URLs were checked when fetched).
+// Every package file of the layer hashes to its pin, each from one open (a download was
+// hashed by fetch from the descriptor it keeps: not read again).
 Status CheckPackagePins(const LayerSpec& layer);
 
 }  // namespace imgtool::build

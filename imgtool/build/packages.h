@@ -3,10 +3,19 @@
 // and unpacked with imgtool/pkg into a staging folder that lives until the layer is
 // written; an installed wheel is verified in place against its dist-info RECORD.
 //
+// A package file is opened once, and the digest compared with its pin is that of the
+// bytes unpacked: a .deb is hashed while it streams into the unpacker, a wheel is hashed
+// whole first (fs::HashedFile: the same descriptor, or a private copy where others can
+// write the file) and the zip reader reads those bytes. A download is read through the
+// descriptor fetch hashed (PackageSpec::fetched). So a file swapped or rewritten between
+// the check and the unpack is either harmless or refused (exit 4), never unpacked.
+//
 // Not here: walking the staging tree into layer entries (plan.cc), the image-wide
 // /var/lib/dpkg/status (dpkg_status.h), fetching URLs.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +52,9 @@ struct StagedPackage {
   // deb, wheel: the unpacked tree, whose root goes to `dest` in the image ("" is "/").
   std::shared_ptr<fs::TempDir> staging;
   std::string dest;
+  // deb, wheel: staging-relative path -> sha256 of each regular file as it was unpacked;
+  // the layer must read those bytes back (archive::Entry::expect_sha256).
+  std::map<std::string, oci::Digest> staged_digests;
   // Entries that are not in the staging tree: dpkg's info/<pkg>.list and .md5sums
   // (inline content), or an installed wheel's files (host sources). `ids` is
   // index-aligned: the sha256 that identifies each entry's content for the layer cache.
@@ -53,11 +65,18 @@ struct StagedPackage {
   bool allow_setuid = false;
 };
 
-// The package file's bytes must hash to the pin before anything reads them (deb, wheel).
+// The package file, opened once and hashed, against its pin (deb, wheel): what a warm
+// build that does not unpack checks. exit-4 error naming both digests otherwise.
 Result<oci::FileDigest> CheckPackageFile(const PackageSpec& spec);
 
 // `staging_parent`: where staging folders are created ("" for $TMPDIR).
 Result<StagedPackage> StagePackage(const PackageSpec& spec, const std::string& staging_parent);
+
+// Tests only: called when a package file has been opened (before a byte of it is read)
+// and, for a wheel, when it has been hashed (before it is unpacked), so a test can swap or
+// rewrite the file there. Empty: none.
+enum class PackageFileStage { kOpened, kHashed };
+void SetPackageFileHookForTest(std::function<void(const PackageSpec&, PackageFileStage)> hook);
 
 // PEP 503: lowercase, runs of '-', '_' and '.' become one '-' ("Nvidia_NCCL.cu13" -> "nvidia-nccl-cu13").
 std::string NormalizeWheelName(const std::string& name);

@@ -72,7 +72,9 @@ Result<std::vector<std::string>> SortedNames(const std::string& dir, const std::
 
 class Walker {
  public:
-  explicit Walker(const FileSpec& f) : f_(f) {}
+  // `root`: the folder planning resolved `host` paths from (nothing below it followed
+  // when the layer reads them: archive::Entry::source_root).
+  Walker(const FileSpec& f, std::string root) : f_(f), root_(std::move(root)) {}
 
   // Adds `host` (lstat'ed, relative name `rel`) at in-image path `dest`, recursing into folders.
   Status Add(const std::string& host, const std::string& rel, const std::string& dest) {
@@ -97,6 +99,7 @@ class Walker {
       if (f_.allow_setuid && !f_.mode) fd.entry.mode |= st.st_mode & 06000;
       fd.entry.size = static_cast<uint64_t>(st.st_size);
       fd.entry.source = host;
+      fd.entry.source_root = root_;
       fd.input = rel;
     } else if (S_ISLNK(st.st_mode)) {
       fd.entry.type = EntryType::kSymlink;
@@ -129,6 +132,7 @@ class Walker {
   }
 
   const FileSpec& f_;
+  std::string root_;
   std::vector<Found> found_;
 };
 
@@ -172,7 +176,7 @@ Status PlanFile(const FileSpec& f, const std::string& root, std::vector<Found>& 
     // A folder's contents go to dest (like `COPY dir/ /dest/`); a file goes into dest/ or becomes dest.
     std::string target = S_ISDIR(st.st_mode) ? dest : (into_folder ? (dest.empty() ? name : dest + "/" + name) : dest);
     if (target.empty()) return Bad(f.where + ".dest", "a file cannot replace the image's root folder");
-    Walker w(f);
+    Walker w(f, root);
     IMGTOOL_TRY(w.Add(host, rel, target));
     for (auto& fd : w.found()) out.push_back(std::move(fd));
   }
@@ -192,9 +196,14 @@ Status PlanPackage(const PackageSpec& spec, const PlanOptions& options, PlannedL
     auto names = SortedNames(staged->staging->path(), spec.where);
     if (!names.ok()) return names.error();
     for (const auto& n : *names) {
-      Walker w(rules);
+      Walker w(rules, staged->staging->path());
       IMGTOOL_TRY(w.Add(staged->staging->path() + "/" + n, n, staged->dest.empty() ? n : staged->dest + "/" + n));
       for (auto& fd : w.found()) {
+        // The layer reads the staged file back: it must be what the unpacker wrote.
+        auto digest = staged->staged_digests.find(fd.input);
+        if (fd.entry.type == EntryType::kFile && digest != staged->staged_digests.end()) {
+          fd.entry.expect_sha256 = digest->second;
+        }
         fd.input.clear();
         fd.content_id = id;
         out.push_back(std::move(fd));

@@ -6,6 +6,9 @@
 // Source rules: `src` is relative to the layer's root; the folders above it must
 // resolve (symlinks followed) inside the root; the last component and everything
 // below a copied folder are taken as they are: symlinks stay symlinks, never followed.
+// The layer reads each file the same way later (archive::Entry::source_root is the
+// layer's resolved root: nothing below it is followed), so a folder swapped for a
+// symlink after planning is refused, not read through.
 // Modes are normalized the way git sees files: 0755 if any execute bit, else 0644;
 // folders 0755; spec `mode` / `dir_mode` override. Owners are 0:0 unless `owner`.
 #pragma once

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "archive/layer.h"
+#include "fs/hashed_file.h"
 #include "oci/digest.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
@@ -42,6 +44,9 @@ struct PackageSpec {
   PackageKind kind = PackageKind::kDeb;
   std::string src;        // deb, wheel: absolute path of the package file (a URL's: set when fetched)
   std::string url;        // deb, wheel: src when it is http://, https:// or file:// (build/fetch.h)
+  // deb, wheel from a URL: the download, hashed to the pin by fetch and read through this
+  // descriptor from then on (never reopened by its name in the cache). Set when fetched.
+  std::shared_ptr<const fs::HashedFile> fetched;
   // deb, wheel: src as written in the spec, a URL without its userinfo (a password in it
   // is for the download only: this is what records, the lock, the SBOM and messages show);
   // installed: dist_info as written.

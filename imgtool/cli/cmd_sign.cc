@@ -37,9 +37,11 @@ Status WriteNew(const std::string& path, const std::string& contents, mode_t mod
     return MakeError(ErrorKind::kInvalidInput, path + ": exists; remove it or choose another --output-key-prefix");
   }
   fs::AtomicFile f;
-  IMGTOOL_TRY(f.Open(path));
-  // The private key is never readable by others, not even for the moment before rename.
-  if (chmod(f.temp_path().c_str(), mode) != 0) return MakeError(ErrorKind::kInternal, path + ": chmod failed");
+  // The private key is never readable by others, not even for the moment before rename:
+  // created with its mode (a chmod after the create, by name, could be raced), then set
+  // exactly, whatever the umask, through the descriptor.
+  IMGTOOL_TRY(f.Open(path, mode));
+  IMGTOOL_TRY(f.Chmod(mode));
   IMGTOOL_TRY(f.Write(contents));
   return f.Commit();
 }

@@ -48,11 +48,11 @@ std::string UniqueTempPath(const std::string& final_path) {
 
 AtomicFile::~AtomicFile() { Abort(); }
 
-Status AtomicFile::Open(const std::string& final_path) {
+Status AtomicFile::Open(const std::string& final_path, unsigned mode) {
   Abort();
   final_path_ = final_path;
   temp_path_ = UniqueTempPath(final_path);
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd_ < 0) {
     Error e = Errno("creating " + temp_path_);
     temp_path_.clear();  // not ours: Abort must not remove it
@@ -81,6 +81,14 @@ Status AtomicFile::Chmod(unsigned mode) {
   if (fd_ < 0) return MakeError(ErrorKind::kInternal, "chmod of a file that is not open");
   if (::fchmod(fd_, static_cast<mode_t>(mode)) != 0) return Errno("chmod " + temp_path_);
   return Status::Ok();
+}
+
+Result<UniqueFd> AtomicFile::ReadBack() const {
+  if (fd_ < 0) return MakeError(ErrorKind::kInternal, "reading back a file that is not open");
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+  UniqueFd fd(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Errno("reading back " + temp_path_);
+  return fd;
 }
 
 Status AtomicFile::Commit() { return CommitAs(final_path_); }

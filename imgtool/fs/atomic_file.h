@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "fs/safe_open.h"
 #include "oci/result.h"
 
 namespace imgtool::fs {
@@ -18,13 +19,19 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Creates UniqueTempPath(final_path) with O_EXCL | O_NOFOLLOW (mode 0644 after umask).
-  Status Open(const std::string& final_path);
+  // Creates UniqueTempPath(final_path) with O_EXCL | O_NOFOLLOW and `mode` (after the
+  // umask) from the start: a secret is written to a file others could never open (a
+  // chmod after the create leaves a window in which anyone may open it and keep reading).
+  Status Open(const std::string& final_path, unsigned mode = 0644);
   Status Write(const void* data, size_t len);
   Status Write(std::string_view s) { return Write(s.data(), s.size()); }
   // The temporary's mode, set through its descriptor (never by its name, which someone
   // who can write the folder could have swapped for a symlink to another of our files).
   Status Chmod(unsigned mode);
+  // A descriptor reading the temporary itself (opened through /proc/self/fd: this very
+  // file, whatever its name holds by then), for a caller that hands on what it wrote
+  // (a download it hashed) without reopening it by name. Call before Commit.
+  Result<UniqueFd> ReadBack() const;
   // fsync, rename over final_path, fsync the folder.
   Status Commit();
   // Same, but decides the final name only now (a blob's name is its digest).

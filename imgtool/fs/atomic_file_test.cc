@@ -54,6 +54,48 @@ TEST(AtomicFile, CommitAsNamesTheFileLate) {
   EXPECT_FALSE(Exists(dir->path() + "/blob"));
 }
 
+// A key or a credential file is never readable by others, not even before Commit: the
+// temporary exists with the mode asked for from its create on (a chmod afterwards, by
+// name or by descriptor, leaves a window in which anyone could open it and keep the
+// descriptor to read the secret once written).
+TEST(AtomicFile, TheTemporaryIsCreatedWithItsFinalMode) {
+  auto dir = TempDir::Create("fs-test-");
+  ASSERT_TRUE(dir.ok());
+  mode_t old_umask = ::umask(0);  // what a careless environment gives: nothing masked
+  AtomicFile secret;
+  Status opened = secret.Open(dir->path() + "/cosign.key", 0600);
+  ::umask(old_umask);
+  ASSERT_TRUE(opened.ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(secret.temp_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "the temporary was created readable by others";
+  ASSERT_TRUE(secret.Write("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----").ok());
+  ASSERT_TRUE(secret.Commit().ok());
+  ASSERT_EQ(::lstat((dir->path() + "/cosign.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+
+  AtomicFile plain;
+  ASSERT_TRUE(plain.Open(dir->path() + "/plain").ok());
+  ASSERT_EQ(::lstat(plain.temp_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777 & ~0644u, 0u) << "0644 at most by default";
+}
+
+// ReadBack reads the very file written, whatever its name holds later.
+TEST(AtomicFile, ReadBackReadsTheFileWrittenNotItsName) {
+  auto dir = TempDir::Create("fs-test-");
+  ASSERT_TRUE(dir.ok());
+  AtomicFile f;
+  ASSERT_TRUE(f.Open(dir->path() + "/download").ok());
+  ASSERT_TRUE(f.Write("pinned bytes").ok());
+  auto back = f.ReadBack();
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(f.Commit().ok());
+  ASSERT_TRUE(WriteFileAtomic(dir->path() + "/download", "other bytes!").ok());  // the name replaced
+  std::string got;
+  ASSERT_TRUE(ReadExactly(back->get(), &got, 12));
+  EXPECT_EQ(got, "pinned bytes");
+}
+
 TEST(ReadSmallFile, RefusesLargeFilesAndNamesMissingOnes) {
   auto dir = TempDir::Create("fs-test-");
   ASSERT_TRUE(WriteFileAtomic(dir->path() + "/big", std::string(100, 'x')).ok());

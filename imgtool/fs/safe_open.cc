@@ -108,6 +108,27 @@ Result<UniqueFd> OpenRegular(const std::string& path, uint64_t* size) {
   return fd;
 }
 
+Result<UniqueFd> OpenRegularNoFollow(const std::string& path, uint64_t* size) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    struct stat st {};
+    if (err == ELOOP && ::lstat(path.c_str(), &st) == 0) {
+      return MakeError(ErrorKind::kInvalidInput, path + ": is " + KindOf(st.st_mode) + "; refused");
+    }
+    // ENOTDIR: a folder on the way is a file now; nothing is there either way.
+    return MakeError(err == ENOENT || err == ENOTDIR ? ErrorKind::kNotFound : ErrorKind::kInternal,
+                     "opening " + path + ": " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return MakeError(ErrorKind::kInternal, "stat " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return MakeError(ErrorKind::kInvalidInput, path + ": is " + KindOf(st.st_mode) + "; refused");
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
 Result<std::string> ReadRegularBeneath(const std::string& root, const std::string& relative, uint64_t max_bytes) {
   uint64_t size = 0;
   auto fd = OpenRegularBeneath(root, relative, &size);

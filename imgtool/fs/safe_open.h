@@ -47,6 +47,13 @@ Result<UniqueFd> OpenRegularBeneath(const std::string& root, const std::string& 
 // regular file" (kInvalidInput). kNotFound when it does not exist.
 Result<UniqueFd> OpenRegular(const std::string& path, uint64_t* size = nullptr);
 
+// Opens `path` whose last component is expected to be a regular file (planning saw one
+// there): its folders are followed as given, the file itself is not (O_NOFOLLOW), and
+// the open never waits. A symlink, FIFO, folder or device there now is kInvalidInput
+// ("PATH: is a symlink; refused"), so a name swapped since it was looked at is refused
+// instead of read through. kNotFound when it does not exist.
+Result<UniqueFd> OpenRegularNoFollow(const std::string& path, uint64_t* size = nullptr);
+
 // Reads a small file the same way; more than max_bytes is refused.
 Result<std::string> ReadRegularBeneath(const std::string& root, const std::string& relative, uint64_t max_bytes);
 

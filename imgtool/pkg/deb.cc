@@ -4,10 +4,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "pkg/deb_internal.h"
 
@@ -104,17 +103,17 @@ uint64_t InstalledSizeBytes(const DebPackage& deb) {
   return static_cast<uint64_t>(v) * 1024;
 }
 
-Result<DebPackage> Unpack(const std::string& deb_path, const std::string& staging, const UnpackLimits& limits,
-                          bool allow_setuid) {
+Result<DebPackage> Unpack(oci::Reader& in, const std::string& staging, const UnpackLimits& limits, bool allow_setuid) {
   internal::ReadArchivePtr ar(archive_read_new());
   if (!ar) return MakeError(ErrorKind::kInternal, "archive_read_new failed");
   archive_read_support_format_ar(ar.get());
-  if (archive_read_open_filename(ar.get(), deb_path.c_str(), 1 << 16) != ARCHIVE_OK) {
+  // In order only: whatever hashes `in` sees every byte the ar reader is given.
+  internal::ArchiveSource source(in, std::nullopt);
+  if (source.OpenOn(ar.get()) != ARCHIVE_OK) {
     // libarchive reads the first header while opening: a readable file failing here is
     // not an ar archive.
-    if (::access(deb_path.c_str(), R_OK) == 0) return Invalid("not an ar archive");
-    const char* err = archive_error_string(ar.get());
-    return MakeError(ErrorKind::kNotFound, err != nullptr ? err : "cannot open");
+    if (source.read_error()) return *source.read_error();
+    return Invalid("not an ar archive");
   }
   auto tree = internal::StagingTree::Open(staging, /*implicit_parents=*/false);
   if (!tree.ok()) return tree.error();
@@ -127,6 +126,7 @@ Result<DebPackage> Unpack(const std::string& deb_path, const std::string& stagin
     int r = archive_read_next_header(ar.get(), &e);
     if (r == ARCHIVE_EOF) break;
     if (r < ARCHIVE_WARN) {
+      if (source.read_error()) return *source.read_error();
       const char* err = archive_error_string(ar.get());
       return Invalid(state == kWantBinary ? "not an ar archive" : (err != nullptr ? err : "corrupt ar archive"));
     }
@@ -162,11 +162,19 @@ Result<DebPackage> Unpack(const std::string& deb_path, const std::string& stagin
 
 }  // namespace
 
+Result<DebPackage> UnpackDeb(oci::Reader& deb_file, const std::string& name, const std::string& staging,
+                             const UnpackLimits& limits, bool allow_setuid) {
+  auto deb = Unpack(deb_file, staging, limits, allow_setuid);
+  if (!deb.ok()) return deb.error().Context(name);
+  return deb;
+}
+
 Result<DebPackage> UnpackDeb(const std::string& deb_path, const std::string& staging, const UnpackLimits& limits,
                              bool allow_setuid) {
-  auto deb = Unpack(deb_path, staging, limits, allow_setuid);
-  if (!deb.ok()) return deb.error().Context(deb_path);
-  return deb;
+  auto fd = fs::OpenRegular(deb_path);
+  if (!fd.ok()) return fd.error();
+  fs::FdReader file(std::move(*fd));
+  return UnpackDeb(file, deb_path, staging, limits, allow_setuid);
 }
 
 }  // namespace imgtool::pkg

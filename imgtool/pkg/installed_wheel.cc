@@ -2,12 +2,15 @@
 // base image) by its RECORD, without copying anything. Each RECORD path is mapped to a
 // host path (see package.h for the prefix rule), must be a regular file there (not a
 // symlink: a link's target could change under the pin), and must hash as RECORD says.
+// Each file is opened once without following it and hashed from that descriptor (a
+// check by lstat and a hash by a second open could each see another file).
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "fs/atomic_file.h"
+#include "fs/hashed_file.h"
 #include "pkg/handles.h"
 #include "pkg/package.h"
 #include "pkg/safe_extract.h"
@@ -33,6 +36,44 @@ bool MayBeAbsent(const std::string& path) {
     start = slash + 1;
   }
   return false;
+}
+
+// One RECORD row's host file: opened once without following it, hashed from that
+// descriptor and checked against the row, its mode taken from the same open.
+Status AddHostFile(const internal::RecordEntry& entry, const std::string& host, const std::string& record_path,
+                   const std::string& record_text, InstalledWheel& out) {
+  auto fd = fs::OpenRegularNoFollow(host);
+  if (!fd.ok()) {
+    if (fd.error().kind != ErrorKind::kNotFound) {
+      return MakeError(ErrorKind::kIntegrity, Quote(entry.path) + ": " + host + " is not a regular file");
+    }
+    if (MayBeAbsent(entry.path)) {
+      out.skipped.push_back(entry.path);
+      return Status::Ok();
+    }
+    return MakeError(ErrorKind::kIntegrity, Quote(entry.path) + ": in RECORD but " + host + " is missing");
+  }
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return MakeError(ErrorKind::kInternal, "stat " + host);
+  PackageFile file{entry.path, {}, "", 0};
+  if (entry.sha256.empty() && entry.path == record_path) {
+    file.sha256 = out.wheel.record_digest;  // RECORD cannot hash itself: its digest is the pin
+    file.size = record_text.size();
+  } else if (entry.sha256.empty() && internal::IsBytecode(entry.path)) {
+    out.skipped.push_back(entry.path);  // pip records the .pyc it compiled without a hash
+    return Status::Ok();
+  } else {
+    fs::HashingReader hashed(std::make_unique<fs::FdReader>(std::move(*fd)));
+    auto digest = hashed.Finish();
+    if (!digest.ok()) return digest.error().Context(host);
+    IMGTOOL_TRY(internal::CheckRecordEntry(entry, digest->digest, digest->size));
+    file.sha256 = digest->digest;
+    file.size = digest->size;
+  }
+  out.wheel.files.push_back(std::move(file));
+  out.host_paths.push_back(host);
+  out.modes.push_back(static_cast<uint32_t>(st.st_mode & 07777));
+  return Status::Ok();
 }
 
 Result<InstalledWheel> Read(const std::string& dist_info_dir, const std::string& site_root,
@@ -66,33 +107,7 @@ Result<InstalledWheel> Read(const std::string& dist_info_dir, const std::string&
     } else {
       host = site_root + "/" + entry.path;
     }
-    struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0) {
-      if (MayBeAbsent(entry.path)) {
-        out.skipped.push_back(entry.path);
-        continue;
-      }
-      return MakeError(ErrorKind::kIntegrity, Quote(entry.path) + ": in RECORD but " + host + " is missing");
-    }
-    if (!S_ISREG(st.st_mode)) {
-      return MakeError(ErrorKind::kIntegrity, Quote(entry.path) + ": " + host + " is not a regular file");
-    }
-    if (entry.sha256.empty()) {
-      if (entry.path == record_path) {
-        wheel.files.push_back(PackageFile{entry.path, wheel.record_digest, "", record_text->size()});
-        out.host_paths.push_back(host);
-        continue;
-      }
-      if (internal::IsBytecode(entry.path)) {  // pip records the .pyc it compiled without a hash
-        out.skipped.push_back(entry.path);
-        continue;
-      }
-    }
-    auto digest = oci::DigestFile(host);
-    if (!digest.ok()) return digest.error();
-    IMGTOOL_TRY(internal::CheckRecordEntry(entry, digest->digest, digest->size));
-    wheel.files.push_back(PackageFile{entry.path, digest->digest, "", digest->size});
-    out.host_paths.push_back(host);
+    IMGTOOL_TRY(AddHostFile(entry, host, record_path, *record_text, out));
   }
   // Sort files and host paths together.
   std::vector<size_t> order(wheel.files.size());
@@ -100,12 +115,15 @@ Result<InstalledWheel> Read(const std::string& dist_info_dir, const std::string&
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wheel.files[a].path < wheel.files[b].path; });
   std::vector<PackageFile> files;
   std::vector<std::string> hosts;
+  std::vector<uint32_t> modes;
   for (size_t i : order) {
     files.push_back(std::move(wheel.files[i]));
     hosts.push_back(std::move(out.host_paths[i]));
+    modes.push_back(out.modes[i]);
   }
   wheel.files = std::move(files);
   out.host_paths = std::move(hosts);
+  out.modes = std::move(modes);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oci/digest.h"
+#include "oci/reader.h"
 #include "oci/result.h"
 
 namespace imgtool::pkg {
@@ -52,6 +53,15 @@ struct DebPackage {
 // a symlink, a hardlink to a path outside the package or not yet unpacked, device
 // nodes/fifos/sockets, duplicate entries, sizes beyond `limits`. A .deb that is not an
 // ar archive with debian-binary 2.0, control.tar.* and data.tar.* is kInvalidInput.
+//
+// The package file is never opened by name here: `deb_file` is read once, from its start
+// and in order (Read only, even where the ar reader skips), so a caller that hashes the
+// reader (fs::HashingReader) has the digest of exactly the bytes unpacked and checks its
+// pin on that before using the staging folder. `name` starts every error ("debs/x.deb").
+// The reader's own errors are returned as they are.
+Result<DebPackage> UnpackDeb(oci::Reader& deb_file, const std::string& name, const std::string& staging,
+                             const UnpackLimits& limits, bool allow_setuid = false);
+// The same from a path, opened once (fs::OpenRegular: never a FIFO), for tools and tests.
 Result<DebPackage> UnpackDeb(const std::string& deb_path, const std::string& staging, const UnpackLimits& limits,
                              bool allow_setuid = false);
 
@@ -83,6 +93,14 @@ struct WheelPackage {
 // sizes beyond limits). Symlinks in the zip are refused (installers never create them);
 // files get pip's modes: 0755 if the zip gave any execute bit, else 0644; folders 0755.
 // md5_hex stays empty for wheel files.
+//
+// The zip reader seeks (its central directory is at the end), so `wheel_file` must read
+// at offsets (ReadAt) over `size` bytes that do not change while it is read: a caller
+// that pins the wheel hashes it first as an fs::HashedFile and unpacks HashedFile::Open()
+// (the same bytes, never the file's name again). `name` starts every error.
+Result<WheelPackage> UnpackWheel(oci::Reader& wheel_file, uint64_t size, const std::string& name,
+                                 const std::string& staging, const UnpackLimits& limits);
+// The same from a path, opened once (fs::OpenRegular), for tools and tests.
 Result<WheelPackage> UnpackWheel(const std::string& wheel_path, const std::string& staging, const UnpackLimits& limits);
 
 // An already-installed wheel: `dist_info_dir` is its *.dist-info folder. Files named in
@@ -90,6 +108,12 @@ Result<WheelPackage> UnpackWheel(const std::string& wheel_path, const std::strin
 // `strip_prefix` (e.g. "nvidia/cu13/") — machines that flattened the wheel's layout —
 // and each is hashed and checked against RECORD. Returns the files with their host
 // paths in `host_paths` (same order as files). Nothing is copied.
+//
+// Each file is opened once, without following it (a symlink there is refused), and
+// hashed from that descriptor; `modes` gives its permission bits from the same open. The
+// layer that copies these files later reads them again: it must check the bytes it
+// writes against `wheel.files[i].sha256` (archive::Entry::expect_sha256), since the
+// file may have changed in between.
 //
 // RECORD paths under "<dist-info name>/" are looked up in `dist_info_dir` itself. An entry
 // whose file is absent is a kIntegrity error, except bytecode ("__pycache__/", "*.pyc"),
@@ -100,6 +124,7 @@ Result<WheelPackage> UnpackWheel(const std::string& wheel_path, const std::strin
 struct InstalledWheel {
   WheelPackage wheel;
   std::vector<std::string> host_paths;
+  std::vector<uint32_t> modes;       // st_mode & 07777 of each file as hashed (same order)
   std::vector<std::string> skipped;  // RECORD paths neither returned nor verified (see above)
 };
 Result<InstalledWheel> ReadInstalledWheel(const std::string& dist_info_dir, const std::string& site_root,

@@ -112,12 +112,14 @@ Result<std::string> FindDistInfo(const std::map<std::string, Hashed>& files) {
   return found;
 }
 
-Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& staging, const UnpackLimits& limits) {
+Result<WheelPackage> Unpack(oci::Reader& in, uint64_t size, const std::string& staging, const UnpackLimits& limits) {
+  if (!in.CanReadAt()) return MakeError(ErrorKind::kInternal, "a wheel is read at offsets; this reader cannot");
   internal::ReadArchivePtr zip(archive_read_new());
   if (!zip) return MakeError(ErrorKind::kInternal, "archive_read_new failed");
   archive_read_support_format_zip_seekable(zip.get());
-  if (archive_read_open_filename(zip.get(), wheel_path.c_str(), 1 << 16) != ARCHIVE_OK) {
-    if (!fs::Exists(wheel_path)) return MakeError(ErrorKind::kNotFound, "no such file");
+  internal::ArchiveSource source(in, size);
+  if (source.OpenOn(zip.get()) != ARCHIVE_OK) {
+    if (source.read_error()) return *source.read_error();
     return MakeError(ErrorKind::kInvalidInput, "not a zip archive: " + internal::ArchiveError(zip.get()));
   }
   auto tree = internal::StagingTree::Open(staging, /*implicit_parents=*/true);
@@ -127,8 +129,10 @@ Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& st
     struct archive_entry* e = nullptr;
     int r = archive_read_next_header(zip.get(), &e);
     if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN)
+    if (r < ARCHIVE_WARN) {
+      if (source.read_error()) return *source.read_error();
       return MakeError(ErrorKind::kInvalidInput, internal::ArchiveError(zip.get(), "corrupt zip archive"));
+    }
     IMGTOOL_TRY(unpacker.Entry(zip.get(), e));
   }
   IMGTOOL_TRY(tree->Finish());
@@ -171,11 +175,20 @@ Result<WheelPackage> Unpack(const std::string& wheel_path, const std::string& st
 
 }  // namespace
 
+Result<WheelPackage> UnpackWheel(oci::Reader& wheel_file, uint64_t size, const std::string& name,
+                                 const std::string& staging, const UnpackLimits& limits) {
+  auto wheel = Unpack(wheel_file, size, staging, limits);
+  if (!wheel.ok()) return wheel.error().Context(name);
+  return wheel;
+}
+
 Result<WheelPackage> UnpackWheel(const std::string& wheel_path, const std::string& staging,
                                  const UnpackLimits& limits) {
-  auto wheel = Unpack(wheel_path, staging, limits);
-  if (!wheel.ok()) return wheel.error().Context(wheel_path);
-  return wheel;
+  uint64_t size = 0;
+  auto fd = fs::OpenRegular(wheel_path, &size);
+  if (!fd.ok()) return fd.error();
+  fs::FdReader file(std::move(*fd));
+  return UnpackWheel(file, size, wheel_path, staging, limits);
 }
 
 }  // namespace imgtool::pkg

@@ -54,10 +54,11 @@ Result<oci::Json> ReadAuthFile(const std::string& path) {
 
 Status WriteAuthFile(const std::string& path, const oci::Json& j) {
   IMGTOOL_TRY(fs::MakeDirs(fs::DirName(path)));
-  // Write 0600 before the rename, so the secret is never readable by others.
+  // Created 0600 (never by a chmod of its name afterwards), so the secret is never
+  // readable by others, not even before the rename.
   fs::AtomicFile f;
-  IMGTOOL_TRY(f.Open(path));
-  if (::chmod(f.temp_path().c_str(), 0600) != 0) return MakeError(ErrorKind::kInternal, "chmod " + f.temp_path());
+  IMGTOOL_TRY(f.Open(path, 0600));
+  IMGTOOL_TRY(f.Chmod(0600));
   IMGTOOL_TRY(f.Write(j.dump(1, '\t') + "\n"));
   return f.Commit();
 }

@@ -185,6 +185,9 @@ TEST(Upload, SessionsSaveAndLoad) {
   EXPECT_NE(p, UploadStatePath(tmp->path() + "/uploads", "h:1", "a/c", d));
   EXPECT_FALSE(LoadUploadSession(p)->has_value());
   ASSERT_TRUE(SaveUploadSession(p, UploadSession{"http://h:1/v2/a/b/blobs/uploads/u?_state=s", 1234}).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u) << "the session's token is private";
   auto s = LoadUploadSession(p);
   ASSERT_TRUE(s.ok() && s->has_value());
   EXPECT_EQ((*s)->offset, 1234u);

@@ -146,9 +146,10 @@ Status SaveUploadSession(const std::string& path, const UploadSession& s) {
   IMGTOOL_TRY(fs::MakeDirs(fs::DirName(path)));
   oci::Json j = {{"location", s.location}, {"offset", s.offset}};
   // The location carries the registry's session token: keep it private.
+  // Created 0600, not chmod'ed by name afterwards (that could be raced).
   fs::AtomicFile f;
-  IMGTOOL_TRY(f.Open(path));
-  if (::chmod(f.temp_path().c_str(), 0600) != 0) return MakeError(ErrorKind::kInternal, "chmod " + f.temp_path());
+  IMGTOOL_TRY(f.Open(path, 0600));
+  IMGTOOL_TRY(f.Chmod(0600));
   IMGTOOL_TRY(f.Write(j.dump()));
   return f.Commit();
 }
