@@ -23,6 +23,13 @@ pass() { echo "ok: $*"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 assert_contains() { grep -qF -- "$2" <<<"$1" || fail "$3: expected output to contain '$2', got: $1"; }
 
+# Whether strace may trace here (ptrace can be forbidden in containers).
+can_trace() { strace -f -qq -o /dev/null true 2>/dev/null; }
+# strace ARGS... for counting reads. LeakSanitizer cannot run under ptrace (it aborts the
+# traced process: "LeakSanitizer does not work under ptrace"), so a traced run under the
+# sanitizer suite keeps every other check but the leak check; untraced runs still do it.
+traced() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"; }
+
 # Damages FILE at OFFSET (modulo its size) by xoring one bit: always a change, whatever
 # the byte was (writing a fixed byte is a no-op once in 256 on random data).
 flip() {  # file offset: xor one byte in place

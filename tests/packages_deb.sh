@@ -59,12 +59,12 @@ pass "a warm rebuild unpacks nothing (same digest and notes) but still checks ev
 # One open per deb, read once per build: a cold build hashes it while unpacking it, a warm
 # one hashes it for the pin check alone. strace counts the bytes read from each file
 # (-ff: one file per thread, so no call is split across lines).
-if strace -f -qq -o /dev/null true 2>/dev/null; then
+if can_trace; then
   for build in cold warm; do
     flags=()
     [ "$build" = warm ] || flags=(--no-cache)
     rm -f "$WORK"/reads.*
-    strace -ff -qq -y -s 0 -e trace=read,pread64 -o "$WORK/reads" \
+    traced -ff -qq -y -s 0 -e trace=read,pread64 -o "$WORK/reads" \
       "$IMGTOOL" build spec.json -o "oci:$WORK/img-$build:v1" -q "${flags[@]}" >/dev/null
     for f in "$alpha" "$beta"; do
       got=$(python3 - "$(realpath "$f")" "$WORK"/reads.* <<'PY'

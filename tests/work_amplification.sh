@@ -223,8 +223,8 @@ cat >elf/spec.json <<'JSON'
 JSON
 # strace (scripts/setup installs it) counts the bytes; where ptrace is not allowed the
 # unit test's counting reader (build/elf_toolchain_test.cc) is the only count.
-tracer=(strace -f -qq -y -s 0 -e trace=pread64 -o elf.trace)
-strace -f -qq -o /dev/null true 2>/dev/null || tracer=()
+tracer=(traced -f -qq -y -s 0 -e trace=pread64 -o elf.trace)
+can_trace || tracer=()
 "${tracer[@]}" "$IMGTOOL" build elf/spec.json -o "oci:$WORK/elfimg:v1" --record elf.build.json -q >/dev/null
 assert_eq "$(jq -c '[.inputs[] | {(.path): .toolchain}] | add' elf.build.json)" \
   '{"hostile.bin":["Cuda compilation tools, release 13.0, V13.0.88"],"sane.bin":["Cuda compilation tools, release 13.0, V13.0.88"]}' \
