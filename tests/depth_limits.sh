@@ -206,7 +206,6 @@ fi
 pass "TF_CONFIG nested 60,000 deep: fleet check${TRAINER:+ and the trainer} exit 2, 'TF_CONFIG: $TOO_DEEP_JSON'"
 
 # ---- an AdmissionReview, to the webhook ----
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 mkdir -p "$WORK/tls"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/tls/key.pem" \
   -out "$WORK/tls/crt.pem" -days 1 -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null

@@ -13,7 +13,7 @@ cat >"$WORK/fp.json" <<JSON
 {"fields": {"image.digest": "sha256:$(printf 'a%.0s' $(seq 64))", "nccl": "2.28.9", "cuda.runtime": "13.0"},
  "node": {"hostname": "node"}}
 JSON
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 ARGS=(--world-size 2 --rendezvous "127.0.0.1:$port" --fingerprint "$WORK/fp.json" --timeout 120)
 
 # Started directly, not through a function: $! must be the chief's own pid, whose memory

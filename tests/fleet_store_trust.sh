@@ -24,7 +24,6 @@ JSON
 }
 fingerprint "$WORK/same.json" 2.28.9
 fingerprint "$WORK/differs.json" 2.19.3
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 PIDS=()
 # check NAME RANK WORLD FINGERPRINT [ENV...]: `fleet check` in the background; its pid in
@@ -90,12 +89,7 @@ a=$LAST
 check b 1 3 "$WORK/differs.json"
 b=$LAST
 # The second to claim rank 1 is refused at once; the other waits for the verdict.
-loser=""
-for _ in $(seq 600); do
-  if ! kill -0 "$a" 2>/dev/null; then loser=a; break; fi
-  if ! kill -0 "$b" 2>/dev/null; then loser=b; break; fi
-  sleep 0.05
-done
+loser=$(first_to_exit "$a" a "$b" b)
 [ -n "$loser" ] || fail "neither process with rank 1 was refused"
 check w2 2 3 "$WORK/same.json"
 w2=$LAST

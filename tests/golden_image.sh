@@ -158,7 +158,7 @@ elif [ -d /usr/local/cuda/dist-info ]; then
     done
     assert_eq "$(jq -r '.fields["lib.libnccl.so.2"]' <<<"$fp")" \
       "sha256:$(sha256sum "$croot$libdir/libnccl.so.2" | cut -c1-64)" "NCCL library hash inside the image"
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     set +e
     verdict=$(in_image /usr/local/bin/imgtool fleet check --rank 0 --world-size 1 --rendezvous "127.0.0.1:$port" \
       --no-hash-cache --image-digest "$cdigest" --expect /etc/imgtool/stack.json --golden-run --json)

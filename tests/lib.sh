@@ -11,6 +11,7 @@ trap cleanup EXIT
 trap 'echo "FAILED at ${BASH_SOURCE[0]}:$LINENO: $BASH_COMMAND" >&2' ERR
 export IMGTOOL_CACHE="$WORK/cache"
 export SOURCE_DATE_EPOCH=0
+source "$REPO/tests/procs.sh"
 
 # Stops a background process this test started (kill, then reap); an empty PID is a no-op.
 stop_pid() {

@@ -11,7 +11,7 @@ deb=$(make_deb debs tool 1.0-1)
 whl=$(make_wheel "$WORK/srv" nvidia_nccl_cu13 2.28.9 nvidia/nccl)
 printf 'weights v1\n' >app/weights.txt
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 python3 -m http.server --bind 127.0.0.1 --directory "$WORK/srv" "$port" >"$WORK/http.log" 2>&1 &
 server=$!
 trap 'stop_pid "$server"; cleanup' EXIT

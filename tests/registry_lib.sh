@@ -23,10 +23,6 @@ export HOME="$WORK/home"
 mkdir -p "$HOME"
 unset REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR
 
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 self_signed() {  # DIR: writes DIR/ca.crt and DIR/ca.key for localhost / 127.0.0.1
   mkdir -p "$1"
   openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1/ca.key" -out "$1/ca.crt" -days 30 \

@@ -23,10 +23,8 @@ fail() {
 
 pass() { echo "ok: $*"; }
 
-# A TCP port nobody listens on right now.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# free_port, first_to_exit
+source "$(dirname "${BASH_SOURCE[0]}")/../procs.sh"
 
 # "sha256:..." from the text output of a run.
 digest_of() { awk '/^weights /{print $2}' "$1"; }

@@ -61,12 +61,7 @@ task worker 0 a
 a=$LAST
 task worker 0 b
 b=$LAST
-loser=""
-for _ in $(seq 600); do
-  if ! kill -0 "$a" 2>/dev/null; then loser=a; break; fi
-  if ! kill -0 "$b" 2>/dev/null; then loser=b; break; fi
-  sleep 0.05
-done
+loser=$(first_to_exit "$a" a "$b" b)
 [[ -n $loser ]] || fail "neither process with rank 1 was refused"
 task worker 1 w2
 w2=$LAST
