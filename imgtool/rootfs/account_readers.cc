@@ -9,6 +9,32 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// name:password:id[:gid] as both C libraries lay a line out: the name up to the first ':'
+// searched for from `name_search_from`, the password up to the next, then the uid (a
+// user's gid after it) each read by `id_field`, which leaves `pos` after what it took.
+// nullopt: a ':' or a number missing, and the library skips the line.
+using IdField = std::optional<uint32_t> (*)(std::string_view, size_t&);
+std::optional<Record> NameAndIds(AccountKind kind, std::string_view s, size_t name_search_from, size_t& pos,
+                                 IdField id_field) {
+  size_t name_end = s.find(':', name_search_from);
+  if (name_end == std::string_view::npos) return std::nullopt;
+  size_t pass_end = s.find(':', name_end + 1);
+  if (pass_end == std::string_view::npos) return std::nullopt;
+  Record r;
+  r.name = std::string(s.substr(0, name_end));
+  pos = pass_end + 1;
+  auto id = id_field(s, pos);
+  if (!id) return std::nullopt;
+  r.id = *id;
+  if (kind == AccountKind::kUser) {
+    auto gid = id_field(s, pos);
+    if (!gid) return std::nullopt;
+    r.gid = *gid;
+  }
+  r.go_id = r.id;
+  return r;
+}
+
 // ---- glibc: nss_readline.c, files-parse.c, pwd/fgetpwent_r.c, grp/fgetgrent_r.c ----
 
 // strtoul(s + pos, &end, 10) as INT_FIELD takes it: leading isspace and one sign skipped,
@@ -56,23 +82,8 @@ std::optional<Record> GlibcLine(AccountKind kind, std::string_view s) {
   s.remove_prefix(p);
   // STRING_FIELD name, STRING_FIELD password: without a ':' after each, the number that
   // follows is read from an empty string, which converts nothing.
-  size_t name_end = s.find(':');
-  if (name_end == std::string_view::npos) return std::nullopt;
-  size_t pass_end = s.find(':', name_end + 1);
-  if (pass_end == std::string_view::npos) return std::nullopt;
-  Record r;
-  r.name = std::string(s.substr(0, name_end));
-  size_t pos = pass_end + 1;
-  auto id = CIntField(s, pos);
-  if (!id) return std::nullopt;
-  r.id = *id;
-  if (kind == AccountKind::kUser) {
-    auto gid = CIntField(s, pos);
-    if (!gid) return std::nullopt;
-    r.gid = *gid;
-  }
-  r.go_id = r.id;
-  return r;
+  size_t pos = 0;
+  return NameAndIds(kind, s, 0, pos, CIntField);
 }
 
 // ---- musl: src/passwd/getpwent_a.c, getgrent_a.c ----
@@ -95,26 +106,15 @@ std::optional<uint32_t> MuslIdField(std::string_view s, size_t& pos) {
 std::optional<Record> MuslLine(AccountKind kind, std::string_view s, bool terminated) {
   if (!terminated) s.remove_suffix(1);  // line[l-1] = 0 drops a byte that is not a newline
   if (s.empty()) return std::nullopt;
-  size_t name_end = s.find(':', 1);  // pw_name = s++: the search starts at the second byte
-  if (name_end == std::string_view::npos) return std::nullopt;
-  size_t pass_end = s.find(':', name_end + 1);
-  if (pass_end == std::string_view::npos) return std::nullopt;
-  Record r;
-  r.name = std::string(s.substr(0, name_end));
-  size_t pos = pass_end + 1;
-  auto id = MuslIdField(s, pos);
-  if (!id) return std::nullopt;
-  r.id = *id;
+  size_t pos = 0;
+  auto r = NameAndIds(kind, s, 1, pos, MuslIdField);  // pw_name = s++: the search starts at the second byte
+  if (!r) return std::nullopt;
   if (kind == AccountKind::kUser) {
-    auto gid = MuslIdField(s, pos);
-    if (!gid) return std::nullopt;
-    r.gid = *gid;
     size_t gecos_end = s.find(':', pos);  // then gecos, home and shell
     if (gecos_end == std::string_view::npos || s.find(':', gecos_end + 1) == std::string_view::npos) {
       return std::nullopt;
     }
   }
-  r.go_id = r.id;
   return r;
 }
 
