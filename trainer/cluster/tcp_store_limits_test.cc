@@ -170,6 +170,16 @@ TEST(TcpStoreLimits, DeclaredGigabyteValueIsDroppedUnallocated) {
   EXPECT_TRUE(s.StillServes("after"));
 }
 
+// How much the chief's RSS may grow while it drops 32 hostile connections. Under TSan the
+// per-thread and shadow state alone passes 16 MiB (17.7 MB measured); the attack this
+// guards against cost ~1 GB, so the wider bound there still catches it. The exact count
+// is peak_held_bytes, below.
+#if defined(__SANITIZE_THREAD__)
+constexpr uint64_t kRssGrowthBound = uint64_t{64} << 20;
+#else
+constexpr uint64_t kRssGrowthBound = uint64_t{16} << 20;
+#endif
+
 // The attack of issue 15: 16 connections of 80 bytes each, declaring 64 MiB values (the
 // old limit), took the chief from 2 MB to 1027 MB. Then 16 declaring 1 GB.
 TEST(TcpStoreLimits, SixteenHugeDeclarationsAtOnceCostNothing) {
@@ -188,7 +198,7 @@ TEST(TcpStoreLimits, SixteenHugeDeclarationsAtOnceCostNothing) {
     EXPECT_TRUE(Eventually([&] { return s.server->stats().dropped_peers == dropped; })) << s.log.All();
   }
   EXPECT_EQ(s.server->stats().refused_peers, 0u);
-  EXPECT_LT(RssBytes() - std::min(RssBytes(), rss_before), uint64_t{16} << 20);
+  EXPECT_LT(RssBytes() - std::min(RssBytes(), rss_before), kRssGrowthBound);
   EXPECT_LT(s.server->stats().peak_held_bytes, 16u * 4096);
   EXPECT_TRUE(s.StillServes("after"));
 }
