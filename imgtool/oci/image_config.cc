@@ -23,15 +23,6 @@ Json NewImageConfig(const std::string& os, const std::string& architecture) {
               {"history", Json::array()}};
 }
 
-Result<Json> ParseImageConfig(std::string_view raw, const std::string& what) {
-  auto j = ParseJson(raw, what);
-  if (!j.ok()) return j.error();
-  if (!j->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": want a JSON object");
-  auto ids = ConfigDiffIds(*j);
-  if (!ids.ok()) return ids.error().Context(what);
-  return j;
-}
-
 Result<ConfigReading> ReadConfig(std::string_view media_type, std::string_view raw, const std::string& what) {
   ConfigReading out;
   if (!IsConfigMediaType(media_type)) return out;

@@ -25,7 +25,6 @@ struct HistoryEntry {
 std::string Rfc3339(int64_t epoch_seconds);
 
 Json NewImageConfig(const std::string& os, const std::string& architecture);
-Result<Json> ParseImageConfig(std::string_view raw, const std::string& what);
 
 // How a manifest's config reads: one rule for opening an image (oci/image.h) and for
 // verify. An image config is named by an image config media type (OCI or Docker) and is
