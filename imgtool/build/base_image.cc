@@ -26,7 +26,8 @@ Result<std::vector<oci::Node>> PlatformChain(const oci::Node& top, const oci::Pl
     if (!opened.ok()) return opened.error();
     chain.push_back(std::move(*opened));
   }
-  auto checked = transport::SelectPlatform(chain.back(), platform);  // an image for another platform is refused
+  // An image for another platform, or without an image config to build on, is refused.
+  auto checked = transport::SelectPlatform(chain.back(), platform);
   if (!checked.ok()) return checked.error();
   if (!chain.back().image || chain.back().image->is_artifact()) {
     return MakeError(ErrorKind::kInvalidInput, chain.back().descriptor.digest.str() + " is not an image");

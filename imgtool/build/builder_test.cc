@@ -65,8 +65,9 @@ TEST(Builder, SameInputsInTwoFoldersGiveOneDigest) {
   EXPECT_EQ(*fs::ReadSmallFile(a->record_path), *fs::ReadSmallFile(b->record_path));
   auto img = OpenImage(w.dir.path() + "/out-a", "v1");
   ASSERT_TRUE(img.ok());
-  EXPECT_EQ((*img)->config()["config"]["User"], "10001:10001");
-  EXPECT_EQ((*img)->config()["config"]["Labels"]["org.imgtool.stack.nccl"], "2.28.9");
+  ASSERT_TRUE((*img)->config().ok()) << (*img)->config().error().message;
+  EXPECT_EQ((*(*img)->config())["config"]["User"], "10001:10001");
+  EXPECT_EQ((*(*img)->config())["config"]["Labels"]["org.imgtool.stack.nccl"], "2.28.9");
   auto stack = archive::ReadFileFromLayer(*(*img)->layers()[1], "etc/imgtool/stack.json");
   ASSERT_TRUE(stack.ok()) << stack.error().message;
   EXPECT_EQ(*stack, "{\"components\":{\"nccl\":{\"version\":\"2.28.9\"}},\"schemaVersion\":1}\n");
@@ -191,7 +192,8 @@ TEST(Builder, MultiPlatformSpecWritesOneIndex) {
   EXPECT_EQ(arm->manifest.digest, a->images[1].manifest.digest);
   auto img = OpenImage(w.dir.path() + "/arm-only", "v1");
   ASSERT_TRUE(img.ok());
-  EXPECT_EQ((*img)->config()["architecture"], "arm64");
+  ASSERT_TRUE((*img)->config().ok()) << (*img)->config().error().message;
+  EXPECT_EQ((*(*img)->config())["architecture"], "arm64");
   one.platform = *oci::ParsePlatform("linux/s390x");
   auto bad = Build(one);
   ASSERT_FALSE(bad.ok());

@@ -290,7 +290,8 @@ Status ImageBuild::CopyBaseLayers(const std::string& out_dir, oci::Manifest& man
 
 // The base's config (or a new one) with our layers, the user, env, entrypoint and labels.
 oci::Json ImageBuild::Config(const std::vector<LayerOutcome>& layers) const {
-  oci::Json cfg = base_ ? base_->config() : oci::NewImageConfig(spec_.platform.os, spec_.platform.architecture);
+  // A base's config was read and judged when it was opened (OpenBase, via SelectPlatform).
+  oci::Json cfg = base_ ? *base_->config() : oci::NewImageConfig(spec_.platform.os, spec_.platform.architecture);
   if (!base_ && !spec_.platform.variant.empty()) cfg["variant"] = spec_.platform.variant;
   std::string created = oci::Rfc3339(opt_.epoch);
   for (const auto& o : layers) {

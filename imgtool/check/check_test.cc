@@ -9,6 +9,7 @@
 #include "oci/counting_store.h"
 #include "oci/image_config.h"
 #include "oci/media_types.h"
+#include "oci/warnings.h"
 
 namespace imgtool::check {
 
@@ -142,7 +143,43 @@ TEST(Verify, AnArtifactHasNoDiffIdsAndAnUnknownMediaTypeIsInvalidInput) {
   auto refused = Verify(store, odd);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidInput);
-  EXPECT_NE(refused.error().message.find("unsupported media type"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("unsupported manifest media type"), std::string::npos);
+}
+
+// Issue 25: verify reads a manifest as every other verb opens it (oci::ManifestMediaType,
+// oci::ReadConfig). A `{}` config under the image config media type (BuildKit's
+// attestations) makes an artifact, checked blob by blob; a Docker manifest named as an OCI
+// manifest verifies as Docker's, with the warning; a config with a rootfs but no diff_ids
+// is still a problem.
+TEST(Verify, ReadsManifestsAndConfigsAsOpeningAnImageDoes) {
+  FakeStore store;
+  oci::Manifest attestation;
+  attestation.config = store.Add("{}", oci::kMediaTypeConfig);
+  attestation.layers.push_back(store.Add(R"({"predicateType":"x"})", "application/vnd.in-toto+json"));
+  auto report = Verify(store, store.Add(*oci::SerializeManifest(attestation), oci::kMediaTypeManifest));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->ok()) << report->problems[0].what;
+  EXPECT_EQ(report->blobs_checked, 3);
+
+  oci::Manifest docker;
+  docker.media_type = std::string(oci::kMediaTypeDockerManifest);
+  docker.config = store.Add(*oci::CanonicalJson(oci::NewImageConfig("linux", "amd64")), oci::kMediaTypeDockerConfig);
+  std::vector<std::string> warnings;
+  auto previous = oci::SetWarningHandler([&](const std::string& m) { warnings.push_back(m); });
+  auto as_oci = Verify(store, store.Add(*oci::SerializeManifest(docker), oci::kMediaTypeManifest));
+  oci::SetWarningHandler(previous);
+  ASSERT_TRUE(as_oci.ok()) << as_oci.error().message;
+  EXPECT_TRUE(as_oci->ok());
+  EXPECT_EQ(as_oci->media_type, oci::kMediaTypeDockerManifest);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("fake: manifest sha256:"), std::string::npos) << warnings[0];
+
+  oci::Manifest broken;
+  broken.config = store.Add(R"({"rootfs":{"type":"layers"}})", oci::kMediaTypeConfig);
+  auto damaged = Verify(store, store.Add(*oci::SerializeManifest(broken), oci::kMediaTypeManifest));
+  ASSERT_TRUE(damaged.ok()) << damaged.error().message;
+  ASSERT_FALSE(damaged->ok());
+  EXPECT_EQ(damaged->problems[0].what, "config: $.rootfs.diff_ids missing");
 }
 
 TEST(Verify, KnownDiffIdsSpareTheInflateOnlyForTheBytesTheyWereRecordedFor) {

@@ -82,7 +82,9 @@ Result<ImageDiff> DiffImages(const oci::Image& a, const oci::Image& b) {
   d.a_digest = a.digest().str();
   d.b_digest = b.digest().str();
   if (d.identical()) return d;
-  d.config = DiffConfigs(WithoutLayerFields(a.config()), WithoutLayerFields(b.config()));
+  if (!a.config().ok()) return a.config().error();
+  if (!b.config().ok()) return b.config().error();
+  d.config = DiffConfigs(WithoutLayerFields(*a.config()), WithoutLayerFields(*b.config()));
   auto la = a.layers();
   auto lb = b.layers();
   // Each layer blob is listed once, however many positions name it (with the same size:

@@ -22,10 +22,11 @@ namespace {
 constexpr size_t kMaxThreads = 8;  // beyond this the disk or network, not the CPU, is the limit
 constexpr int kMaxReadRounds = 4;  // a blob's reads for one manifest: raw, inflated, longer
 
-// A config's facts once its bytes checked out: its diff_ids, or why it has none (parsed
-// only when named as an image's config).
+// A config's facts once its bytes checked out: whether it is an image config, its
+// diff_ids, or why it has none (parsed only when named by an image config media type).
 struct ConfigFacts {
   bool parsed = false;
+  bool image_config = false;
   std::vector<oci::Digest> diff_ids;
   std::string problem;
 };
@@ -215,29 +216,29 @@ bool KnownBad(Walk& w, const oci::Descriptor& d) {
   return !problems.empty();
 }
 
-ConfigFacts Parsed(const std::string& raw) {
-  auto config = oci::ParseImageConfig(raw, "config");
-  if (!config.ok()) return {true, {}, config.error().message};
-  auto ids = oci::ConfigDiffIds(*config);
-  if (!ids.ok()) return {true, {}, ids.error().message};
-  return {true, std::move(*ids), ""};
+// Read as opening an image reads it (oci::ReadConfig): `{}` under an image config media
+// type is not an image config, and its manifest is checked as an artifact's.
+ConfigFacts Parsed(const std::string& media_type, const std::string& raw) {
+  auto reading = oci::ReadConfig(media_type, raw, "config");
+  if (!reading.ok()) return {true, true, {}, reading.error().message};
+  return {true, reading->image_config, std::move(reading->diff_ids), ""};
 }
 
 // The config of an image: its diff_ids; an artifact's config is only checked as a blob.
 std::vector<oci::Digest> CheckConfig(Walk& w, const oci::Manifest& m, bool& have_diff_ids) {
   have_diff_ids = false;
   const oci::Descriptor& d = m.config;
-  const bool image_config = oci::IsConfigMediaType(d.media_type) && m.artifact_type.empty();
+  const bool named_image_config = oci::IsConfigMediaType(d.media_type) && m.artifact_type.empty();
   if (KnownBad(w, d)) return {};
   auto facts = w.configs.find(d.digest);
-  if (facts != w.configs.end() && (facts->second.parsed || !image_config)) {
+  if (facts != w.configs.end() && (facts->second.parsed || !named_image_config)) {
     w.report.verdicts_reused++;
   } else {
     auto raw = SmallBlob(w, d, false);
     if (!raw) return {};
-    facts = w.configs.insert_or_assign(d.digest, image_config ? Parsed(*raw) : ConfigFacts{}).first;
+    facts = w.configs.insert_or_assign(d.digest, named_image_config ? Parsed(d.media_type, *raw) : ConfigFacts{}).first;
   }
-  if (!image_config) return {};
+  if (!named_image_config || !facts->second.image_config) return {};
   if (!facts->second.problem.empty()) {
     w.report.problems.push_back({d.digest.str(), facts->second.problem});
     return {};
@@ -284,14 +285,12 @@ Status WalkManifest(Walk& w, const oci::Descriptor& d, int depth) {
   w.report.manifests.push_back(d.digest);
   auto raw = SmallBlob(w, d, true);
   if (!raw) return Status::Ok();
-  std::string media_type = d.media_type.empty() ? oci::SniffManifestMediaType(*raw) : d.media_type;
-  if (oci::IsIndexMediaType(media_type)) {
+  auto media_type = oci::ManifestMediaType(d, *raw, w.store.name() + ": manifest " + d.digest.Short());
+  if (!media_type.ok()) return media_type.error();
+  if (depth == 0) w.report.media_type = *media_type;  // what the reference was read as
+  if (oci::IsIndexMediaType(*media_type)) {
     IMGTOOL_TRY(oci::CheckIndexDepth(d.digest, depth + 1));  // depth counts manifests from 0, levels from 1
     return CheckIndex(w, d, *raw, depth);
-  }
-  if (!oci::IsManifestMediaType(media_type)) {
-    return MakeError(ErrorKind::kInvalidInput, "manifest " + d.digest.Short() + ": unsupported media type \"" +
-                                                   media_type + "\"");
   }
   auto manifest = oci::ParseManifest(*raw, "manifest " + d.digest.Short());
   if (!manifest.ok()) {

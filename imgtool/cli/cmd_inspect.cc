@@ -25,8 +25,15 @@ std::string Join(const std::vector<std::string>& v) {
   return j.dump();
 }
 
+// The config of an image whose summary is printed: RunInspect refused an image without
+// one; an artifact may have none (its layers then have no createdBy).
+const oci::Json& ConfigOrEmpty(const oci::Image& img) {
+  static const oci::Json kEmpty = oci::Json::object();
+  return img.config().ok() ? *img.config() : kEmpty;
+}
+
 oci::Json LayersJson(const oci::Image& img) {
-  const oci::Json& cfg = img.config();
+  const oci::Json& cfg = ConfigOrEmpty(img);
   std::vector<std::string> created_by;
   if (cfg.contains("history") && cfg["history"].is_array()) {
     for (const auto& h : cfg["history"]) {
@@ -49,7 +56,7 @@ oci::Json LayersJson(const oci::Image& img) {
 }
 
 oci::Json ImageSummary(const std::string& ref, const oci::Image& img) {
-  const oci::Json& cfg = img.config();
+  const oci::Json& cfg = ConfigOrEmpty(img);
   oci::Json s = {{"reference", ref},
                  {"digest", img.digest().str()},
                  {"mediaType", img.manifest().media_type},
@@ -161,8 +168,13 @@ int RunInspect(const InspectFlags& f) {
     if (node->is_index()) {
       return Fail(MakeError(ErrorKind::kInvalidInput, f.ref + ": an index has no config; pick an image with --platform"));
     }
-    std::cout << node->image->raw_config();
+    if (!node->image->raw_config().ok()) return Fail(node->image->raw_config().error());
+    std::cout << *node->image->raw_config();
     return 0;
+  }
+  // An image's summary is its config's: without one it would show nothing true.
+  if (node->image && !node->image->is_artifact() && !node->image->config().ok()) {
+    return Fail(node->image->config().error());
   }
   oci::Json s = node->is_index() ? IndexSummary(f.ref, *node->index) : ImageSummary(f.ref, *node->image);
   if (f.json) {

@@ -1,8 +1,11 @@
 #include "cli/common.h"
 
 #include <iostream>
+#include <memory>
+#include <set>
 
 #include "oci/quote.h"
+#include "oci/warnings.h"
 
 namespace imgtool::cli {
 
@@ -19,6 +22,18 @@ std::string VerbPath(CLI::App& app) {
   }
 }
 
+// What the libraries read anyway but want said (oci/warnings.h): "imgtool: warning: ..."
+// on stderr, each distinct warning once (a verb may open one manifest several times). The
+// handler runs under oci::Warn's lock, so the set needs none of its own; a long-running
+// verb (admission serve) forgets them every 1,000 so that the set stays small.
+void PrintWarningsOnce() {
+  auto printed = std::make_shared<std::set<std::string>>();
+  oci::SetWarningHandler([printed](const std::string& message) {
+    if (printed->size() >= 1000) printed->clear();
+    if (printed->insert(message).second) PrintLine("imgtool: warning: ", message);
+  });
+}
+
 }  // namespace
 
 int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv) {
@@ -30,6 +45,7 @@ int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv) {
     PrintLine("imgtool: error: ", std::string(e.what()) + "\n(see '" + VerbPath(app) + " --help')");
     return 2;
   }
+  PrintWarningsOnce();
   return run ? run() : 2;
 }
 

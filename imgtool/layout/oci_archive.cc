@@ -105,6 +105,54 @@ Status AddFile(archive* a, const std::string& dir, const std::string& name, cons
   }
 }
 
+// What ExtractOciArchive does with an entry, or why the archive is refused ("" to take it).
+struct EntryVerdict {
+  bool extract = false;
+  std::string refused;
+};
+
+// A name as it reads inside the layout: "./" prefixes (tar's "tar -C DIR .") and trailing
+// slashes of folders dropped.
+std::string LayoutName(std::string name) {
+  while (name.rfind("./", 0) == 0) name.erase(0, 2);
+  while (!name.empty() && name.back() == '/') name.pop_back();
+  return name;
+}
+
+bool ClimbsOut(const std::string& name) {
+  size_t start = 0;
+  for (;;) {
+    size_t end = name.find('/', start);
+    if (name.compare(start, end == std::string::npos ? std::string::npos : end - start, "..") == 0) return true;
+    if (end == std::string::npos) return false;
+    start = end + 1;
+  }
+}
+
+// Extracted: index.json, oci-layout and blobs/sha256/<64 hex>, as regular files. Skipped
+// unread: every other regular file or folder, what containerd's export and docker save
+// (since Docker 25) write beside the layout (manifest.json, repositories) and other
+// digest algorithms' blobs; skopeo and crane read such archives as the layout they hold.
+// Refused, whatever the name: links, devices and FIFOs (nothing in a layout is one, and
+// none is ever created), names that are absolute, climb out with "..", or hold a control
+// character, and a layout's name with another type (a folder index.json).
+EntryVerdict VerdictFor(const std::string& name, unsigned type) {
+  if (type != AE_IFREG && type != AE_IFDIR) return {false, "not a regular file or folder"};
+  if (name.rfind('/', 0) == 0) return {false, "an absolute name"};
+  if (ClimbsOut(name)) return {false, "a name with a '..' part"};
+  if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return {false, "a control character in its name"};
+  }
+  bool folder = name.empty() || name == "blobs" || name == "blobs/sha256";
+  bool file =
+      name == "index.json" || name == "oci-layout" || (name.rfind("blobs/sha256/", 0) == 0 && IsHex64(name.substr(13)));
+  if (!folder && !file) return {false, ""};
+  if ((type == AE_IFDIR) != folder) {
+    return {false, folder ? "a file where the layout has a folder" : "a folder where the layout has a file"};
+  }
+  return {file, ""};
+}
+
 }  // namespace
 
 Status WriteOciArchive(const std::string& dir, const std::string& archive_path) {
@@ -148,18 +196,15 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
   archive_entry* e = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &e)) == ARCHIVE_OK) {
-    std::string name = archive_entry_pathname(e);
-    if (name.rfind("./", 0) == 0) name = name.substr(2);
-    while (!name.empty() && name.back() == '/') name.pop_back();
-    auto type = archive_entry_filetype(e);
-    if (type == AE_IFDIR && (name.empty() || name == "blobs" || name == "blobs/sha256")) continue;
-    bool blob = name.rfind("blobs/sha256/", 0) == 0 && IsHex64(name.substr(13));
-    bool top = name == "index.json" || name == "oci-layout";
-    if (type != AE_IFREG || (!blob && !top)) {
-      return MakeError(ErrorKind::kInvalidInput,
-                       archive_path + ": entry " + oci::Quoted(name, '\'') +
-                           " is not part of an OCI layout; refusing the archive");
+    const char* path = archive_entry_pathname(e);
+    std::string name = LayoutName(path ? path : "");
+    EntryVerdict verdict = VerdictFor(name, archive_entry_filetype(e));
+    if (!verdict.refused.empty()) {
+      return MakeError(ErrorKind::kInvalidInput, archive_path + ": entry " + oci::Quoted(name, '\'') +
+                                                     " is not part of an OCI layout (" + verdict.refused +
+                                                     "); refusing the archive");
     }
+    if (!verdict.extract) continue;  // libarchive skips the data of an entry left unread
     fs::AtomicFile f;
     IMGTOOL_TRY(f.Open(dest + "/" + name));
     const void* buf;

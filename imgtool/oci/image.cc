@@ -3,6 +3,8 @@
 #include "oci/image_config.h"
 #include "oci/list_limit.h"
 #include "oci/media_types.h"
+#include "oci/quote.h"
+#include "oci/warnings.h"
 
 namespace imgtool::oci {
 
@@ -65,11 +67,44 @@ Result<std::unique_ptr<Reader>> Blob::Open() const {
                                                                  store_->name() + ": blob " + desc_.digest.str()));
 }
 
-std::string SniffManifestMediaType(const std::string& bytes) {
-  Json j = ParseJsonOrDiscarded(bytes);
+namespace {
+
+// A manifest's own "mediaType"; "" when it has none (umoci writes none).
+std::string OwnMediaType(const Json& j) {
   if (j.is_object() && j.contains("mediaType") && j["mediaType"].is_string()) return j["mediaType"].get<std::string>();
-  if (j.is_object() && j.contains("manifests")) return std::string(kMediaTypeIndex);
-  return std::string(kMediaTypeManifest);
+  return "";
+}
+
+std::string Sniffed(const Json& j) {
+  std::string own = OwnMediaType(j);
+  if (!own.empty()) return own;
+  return std::string(j.is_object() && j.contains("manifests") ? kMediaTypeIndex : kMediaTypeManifest);
+}
+
+enum class Kind { kOther, kManifest, kIndex };
+
+Kind KindOf(std::string_view media_type) {
+  if (IsManifestMediaType(media_type)) return Kind::kManifest;
+  if (IsIndexMediaType(media_type)) return Kind::kIndex;
+  return Kind::kOther;
+}
+
+}  // namespace
+
+std::string SniffManifestMediaType(const std::string& bytes) { return Sniffed(ParseJsonOrDiscarded(bytes)); }
+
+Result<std::string> ManifestMediaType(const Descriptor& named, const std::string& bytes, const std::string& where) {
+  Json j = ParseJsonOrDiscarded(bytes);
+  std::string type = named.media_type.empty() ? Sniffed(j) : named.media_type;
+  if (KindOf(type) == Kind::kOther) return Unsupported(where, type);
+  std::string own = OwnMediaType(j);
+  if (own.empty() || own == type) return type;
+  if (KindOf(own) != KindOf(type)) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     where + ": its mediaType is " + Quoted(own) + ", but it was named as " + type);
+  }
+  Warn(where + ": named as " + type + ", but its own mediaType is " + own + "; read as " + own);
+  return own;
 }
 
 // Builds the views; a friend of Image and ImageIndex, so they stay read-only to everyone else.
@@ -85,30 +120,38 @@ struct NodeBuilder {
     img->manifest_ = std::move(*manifest);
     const Manifest& m = img->manifest_;
     img->config_blob_ = std::make_shared<Blob>(store, m.config);
-    bool image_config = IsConfigMediaType(m.config.media_type);
-    img->artifact_type_ = !m.artifact_type.empty() ? m.artifact_type : image_config ? "" : m.config.media_type;
-    auto raw_config = ReadBlob(*store, m.config, kMaxConfigBytes);
-    if (!raw_config.ok()) return raw_config.error().Context(where + ": config");
-    img->raw_config_ = std::move(*raw_config);
+    bool image_config = IsConfigMediaType(m.config.media_type);  // until its bytes say otherwise
     std::vector<Digest> diff_ids;
-    if (image_config) {
-      auto config = ParseImageConfig(img->raw_config_, where + ": config " + m.config.digest.Short());
-      if (!config.ok()) return config.error();
-      img->config_ = std::move(*config);
-      auto ids = ConfigDiffIds(img->config_);
-      if (!ids.ok()) return ids.error().Context(where + ": config " + m.config.digest.Short());
-      diff_ids = std::move(*ids);
-      if (diff_ids.size() != m.layers.size()) {
-        return MakeError(ErrorKind::kIntegrity, where + ": manifest has " + std::to_string(m.layers.size()) +
-                                                    " layers, config " + std::to_string(diff_ids.size()) + " diff_ids");
-      }
+    img->raw_config_ = ReadBlob(*store, m.config, kMaxConfigBytes);
+    if (!img->raw_config_.ok()) {
+      img->config_ = img->raw_config_.error().Context(where + ": config");
+    } else {
+      auto reading = ReadConfig(m.config.media_type, *img->raw_config_, where + ": config " + m.config.digest.Short());
+      if (reading.ok()) image_config = reading->image_config;
+      img->config_ = ConfigOf(std::move(reading), m, where, diff_ids);
     }
+    img->artifact_type_ = !m.artifact_type.empty() ? m.artifact_type : image_config ? "" : m.config.media_type;
+    // Every layer, whatever the config says: copy and verify walk them all.
     for (size_t i = 0; i < m.layers.size(); ++i) {
       // diff_ids belong to tar layers; a signature payload's is its own digest, not checked.
       bool tar = i < diff_ids.size() && IsLayerMediaType(m.layers[i].media_type);
       img->layers_.push_back(std::make_shared<Layer>(store, m.layers[i], tar ? diff_ids[i] : Digest()));
     }
     return Node{d, img, nullptr};
+  }
+
+  // The config an image is judged by, or why it has none; `diff_ids` set only when its
+  // diff_ids match the layers.
+  static Result<Json> ConfigOf(Result<ConfigReading> reading, const Manifest& m, const std::string& where,
+                               std::vector<Digest>& diff_ids) {
+    if (!reading.ok()) return reading.error();
+    if (reading->image_config && reading->diff_ids.size() != m.layers.size()) {
+      return MakeError(ErrorKind::kIntegrity, where + ": manifest has " + std::to_string(m.layers.size()) +
+                                                  " layers, config " + std::to_string(reading->diff_ids.size()) +
+                                                  " diff_ids");
+    }
+    diff_ids = std::move(reading->diff_ids);
+    return std::move(reading->config);
   }
 
   static Result<Node> IndexNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
@@ -142,17 +185,12 @@ Result<Node> OpenNodeAt(std::shared_ptr<const BlobStore> store, const Descriptor
     raw = std::move(*read);
   }
   IMGTOOL_TRY(CheckBytes(*raw, d, where));
+  auto media_type = ManifestMediaType(d, *raw, where);
+  if (!media_type.ok()) return media_type.error();
   Descriptor desc = d;
-  std::string says = SniffManifestMediaType(*raw);
-  if (desc.media_type.empty()) desc.media_type = says;
-  // A manifest that names its own type must agree with what pointed at it.
-  if (says != desc.media_type && ParseJsonOrDiscarded(*raw).contains("mediaType")) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     where + ": its mediaType is " + says + ", but it was named as " + desc.media_type);
-  }
+  desc.media_type = std::move(*media_type);
   if (IsIndexMediaType(desc.media_type)) return NodeBuilder::IndexNode(store, desc, std::move(*raw), where, level);
-  if (IsManifestMediaType(desc.media_type)) return NodeBuilder::ImageNode(store, desc, std::move(*raw), where);
-  return Unsupported(where, desc.media_type);
+  return NodeBuilder::ImageNode(store, desc, std::move(*raw), where);
 }
 
 }  // namespace

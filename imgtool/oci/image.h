@@ -83,10 +83,18 @@ class Image {
   Digest digest() const { return desc_.digest; }
   const std::string& raw_manifest() const { return raw_manifest_; }
   const Manifest& manifest() const { return manifest_; }
-  const std::string& raw_config() const { return raw_config_; }
-  // The parsed image config; an empty object for artifacts.
-  const Json& config() const { return config_; }
-  // An OCI 1.1 artifact: an artifactType, or a config that is not an image config.
+  // The config's exact bytes, checked against its descriptor; else why they could not be
+  // read (missing: kNotFound; another size or sha256: kIntegrity).
+  const Result<std::string>& raw_config() const { return raw_config_; }
+  // The image config, parsed (an empty object for an artifact); else why this image has
+  // none to judge: its config could not be read, is not a JSON object, or its diff_ids
+  // are malformed or do not match the layers. Opening never fails for these (digest,
+  // raw bytes, verify and copy never need to understand a config): the verbs that judge
+  // an image's contents (policy, diff, build's base, inspect's summary, --platform on an
+  // image) take it from here and refuse with this error, which names the manifest.
+  const Result<Json>& config() const { return config_; }
+  // An OCI 1.1 artifact: an artifactType, or a config that is not an image config
+  // (another media type, or no "rootfs": oci::ReadConfig).
   bool is_artifact() const { return !artifact_type_.empty(); }
   // The manifest's artifactType, else the config's media type; empty for images.
   const std::string& artifact_type() const { return artifact_type_; }
@@ -98,9 +106,10 @@ class Image {
   friend struct NodeBuilder;
   std::shared_ptr<const BlobStore> store_;
   Descriptor desc_;
-  std::string raw_manifest_, raw_config_, artifact_type_;
+  std::string raw_manifest_, artifact_type_;
   Manifest manifest_;
-  Json config_ = Json::object();
+  Result<std::string> raw_config_ = std::string();
+  Result<Json> config_ = Json::object();
   std::shared_ptr<const Blob> config_blob_;
   std::vector<std::shared_ptr<const Layer>> layers_;
 };
@@ -141,15 +150,27 @@ class ImageIndex {
 };
 
 // Opens what `d` names in `store`: reads and checks the manifest, then (for an image)
-// the config. `raw` may carry the manifest's bytes when the caller already holds them
-// (a registry answered a tag with them); they are checked against `d` all the same.
-// An unknown manifest media type is kInvalidInput naming it. What it opens is a top
-// node (an index at level 1): the way down from an index is ImageIndex::Child.
+// the config, whose problems are kept in the Image (Image::config), not returned. `raw`
+// may carry the manifest's bytes when the caller already holds them (a registry
+// answered a tag with them); they are checked against `d` all the same. The manifest is
+// read as ManifestMediaType says. What it opens is a top node (an index at level 1):
+// the way down from an index is ImageIndex::Child.
 Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d,
                       std::optional<std::string> raw = std::nullopt);
 
 // "manifest", "index", "artifact" media types by their content when the descriptor's
 // media type is missing (umoci writes manifests without one).
 std::string SniffManifestMediaType(const std::string& bytes);
+
+// The media type a manifest is read as, one rule for every verb. The descriptor that
+// names it says what kind it is (an image manifest or an index: OCI or Docker, else
+// kInvalidInput "unsupported manifest media type"); the bytes' own "mediaType" says
+// which of that kind, as go-containerregistry and skopeo read it: a Docker schema 2
+// manifest that index.json names as an OCI manifest is read as Docker's, with a warning
+// (oci/warnings.h) naming both. A descriptor without a media type takes the bytes' (or
+// SniffManifestMediaType's); bytes without one take the descriptor's. Bytes of another
+// kind than named (an index named as a manifest) are kInvalidInput naming both.
+// `where` starts the messages ("oci:out/x: manifest sha256:ab12..").
+Result<std::string> ManifestMediaType(const Descriptor& named, const std::string& bytes, const std::string& where);
 
 }  // namespace imgtool::oci

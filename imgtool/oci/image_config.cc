@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "oci/media_types.h"
+
 namespace imgtool::oci {
 
 std::string Rfc3339(int64_t epoch_seconds) {
@@ -21,13 +23,19 @@ Json NewImageConfig(const std::string& os, const std::string& architecture) {
               {"history", Json::array()}};
 }
 
-Result<Json> ParseImageConfig(std::string_view raw, const std::string& what) {
+Result<ConfigReading> ReadConfig(std::string_view media_type, std::string_view raw, const std::string& what) {
+  ConfigReading out;
+  if (!IsConfigMediaType(media_type)) return out;
   auto j = ParseJson(raw, what);
   if (!j.ok()) return j.error();
   if (!j->is_object()) return MakeError(ErrorKind::kInvalidInput, what + ": want a JSON object");
+  if (!j->contains("rootfs")) return out;
   auto ids = ConfigDiffIds(*j);
   if (!ids.ok()) return ids.error().Context(what);
-  return j;
+  out.image_config = true;
+  out.config = std::move(*j);
+  out.diff_ids = std::move(*ids);
+  return out;
 }
 
 Result<std::vector<Digest>> ConfigDiffIds(const Json& config) {

@@ -25,7 +25,20 @@ struct HistoryEntry {
 std::string Rfc3339(int64_t epoch_seconds);
 
 Json NewImageConfig(const std::string& os, const std::string& architecture);
-Result<Json> ParseImageConfig(std::string_view raw, const std::string& what);
+
+// How a manifest's config reads: one rule for opening an image (oci/image.h) and for
+// verify. An image config is named by an image config media type (OCI or Docker) and is
+// a JSON object with "rootfs". `{}` under that media type, as BuildKit's attestation
+// manifests and some artifacts have it, is not one: its manifest is an artifact, as one
+// whose config has any other media type is (those bytes are not parsed at all).
+struct ConfigReading {
+  bool image_config = false;
+  Json config = Json::object();  // the image config; an empty object when not one
+  std::vector<Digest> diff_ids;  // in rootfs order
+};
+// kInvalidInput naming `what` for bytes under an image config media type that are not a
+// JSON object, or whose "rootfs" has no well-formed diff_ids.
+Result<ConfigReading> ReadConfig(std::string_view media_type, std::string_view raw, const std::string& what);
 
 // diff_ids in rootfs order; an error when missing or malformed.
 Result<std::vector<Digest>> ConfigDiffIds(const Json& config);

@@ -9,6 +9,7 @@
 #include "oci/image_config.h"
 #include "oci/media_types.h"
 #include "oci/memory_store.h"
+#include "oci/warnings.h"
 
 namespace imgtool::oci {
 
@@ -85,6 +86,145 @@ TEST(Image, EveryByteIsCheckedAgainstItsDescriptor) {
   auto all = ReadAll(**r, 1 << 20, "x");
   ASSERT_FALSE(all.ok());
   EXPECT_NE(all.error().message.find("ends after 11 of the 16 bytes"), std::string::npos) << all.error().message;
+}
+
+namespace {
+
+// What the library warned about while one of these lives (oci/warnings.h).
+struct CapturedWarnings {
+  std::vector<std::string> got;
+  WarningHandler previous;
+  CapturedWarnings() {
+    previous = SetWarningHandler([this](const std::string& m) { got.push_back(m); });
+  }
+  ~CapturedWarnings() { SetWarningHandler(previous); }
+};
+
+Descriptor Named(Descriptor d, std::string_view media_type) {
+  d.media_type = std::string(media_type);
+  return d;
+}
+
+}  // namespace
+
+// Issue 25: go-containerregistry's test_index names a Docker schema 2 manifest as an OCI
+// manifest. As go-containerregistry and skopeo do, the descriptor says the kind, the bytes
+// say which of it: every verb reads it as Docker's, with one warning naming both.
+TEST(ManifestMediaType, TheBytesSayWhichOfTheKindTheDescriptorNames) {
+  auto store = std::make_shared<MemoryStore>("oci:x");
+  Manifest docker;
+  docker.media_type = std::string(kMediaTypeDockerManifest);
+  docker.config = store->Add(*CanonicalJson(NewImageConfig("linux", "amd64")), kMediaTypeDockerConfig);
+  Descriptor d = store->Add(*SerializeManifest(docker), kMediaTypeManifest);  // named as OCI
+  CapturedWarnings warnings;
+  auto node = OpenNode(store, d);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  EXPECT_EQ(node->descriptor.media_type, kMediaTypeDockerManifest);  // what copy writes and pushes
+  EXPECT_EQ(node->image->descriptor().media_type, kMediaTypeDockerManifest);
+  EXPECT_EQ(node->descriptor.digest, d.digest);
+  ASSERT_EQ(warnings.got.size(), 1u);
+  EXPECT_EQ(warnings.got[0], "oci:x: manifest " + d.digest.Short() + ": named as " + std::string(kMediaTypeManifest) +
+                                 ", but its own mediaType is " + std::string(kMediaTypeDockerManifest) + "; read as " +
+                                 std::string(kMediaTypeDockerManifest));
+
+  // Indexes alike: an OCI index named as a Docker manifest list is an OCI index.
+  Index idx;
+  idx.manifests = {AddImage(*store, "amd64")};
+  Descriptor i = store->Add(*SerializeIndex(idx), kMediaTypeDockerManifestList);
+  auto index = OpenNode(store, i);
+  ASSERT_TRUE(index.ok()) << index.error().message;
+  EXPECT_EQ(index->descriptor.media_type, kMediaTypeIndex);
+  EXPECT_EQ(warnings.got.size(), 2u);
+
+  // Agreement, or bytes without a mediaType (umoci), or a descriptor without one: no warning.
+  EXPECT_EQ(*ManifestMediaType(Named(d, kMediaTypeDockerManifest), *ReadBlob(*store, d, 1 << 20), "w"),
+            kMediaTypeDockerManifest);
+  EXPECT_EQ(*ManifestMediaType(Named(d, kMediaTypeDockerManifest), R"({"schemaVersion":2})", "w"),
+            kMediaTypeDockerManifest);
+  EXPECT_EQ(*ManifestMediaType(Named(d, ""), *ReadBlob(*store, d, 1 << 20), "w"), kMediaTypeDockerManifest);
+  EXPECT_EQ(*ManifestMediaType(Named(d, ""), R"({"manifests":[]})", "w"), kMediaTypeIndex);
+  EXPECT_EQ(warnings.got.size(), 2u);
+}
+
+TEST(ManifestMediaType, AnotherKindOrAnUnknownTypeIsRefusedByEveryVerb) {
+  const std::string manifest_bytes = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json"})";
+  Descriptor d{std::string(kMediaTypeIndex), Digest::Of("x"), 1, {}, {}, {}};
+  CapturedWarnings warnings;
+  auto other_kind = ManifestMediaType(d, manifest_bytes, "w");
+  ASSERT_FALSE(other_kind.ok());
+  EXPECT_EQ(other_kind.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(other_kind.error().message,
+            "w: its mediaType is \"application/vnd.oci.image.manifest.v1+json\", but it "
+            "was named as application/vnd.oci.image.index.v1+json");
+  // test_index's "2": a descriptor's media type named as a manifest's.
+  auto unknown = ManifestMediaType(Named(d, "application/vnd.oci.descriptor.v1+json"), manifest_bytes, "w");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(
+      unknown.error().message.find("w: unsupported manifest media type \"application/vnd.oci.descriptor.v1+json\""),
+      std::string::npos)
+      << unknown.error().message;
+  // Bytes claiming a kind imgtool does not read, under a known one.
+  auto odd = ManifestMediaType(Named(d, kMediaTypeManifest),
+                               R"({"mediaType":"application/vnd.oci.artifact.manifest.v1+json"})", "w");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(odd.error().kind, ErrorKind::kInvalidInput);
+  EXPECT_TRUE(warnings.got.empty());
+}
+
+// Issue 25: `{}` under the image config media type (BuildKit's attestation manifests,
+// regclient's testrepo) is not an image config; its manifest is an artifact, and nothing
+// about opening it fails.
+TEST(Image, AConfigWithoutRootfsMakesAnArtifact) {
+  auto store = std::make_shared<MemoryStore>();
+  Manifest m;
+  m.config = store->Add("{}", kMediaTypeConfig);
+  m.layers.push_back(store->Add(R"({"_type":"https://in-toto.io/Statement/v0.1"})", "application/vnd.in-toto+json"));
+  auto node = AddManifest(store, m);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  EXPECT_TRUE(node->image->is_artifact());
+  EXPECT_EQ(node->image->artifact_type(), kMediaTypeConfig);
+  ASSERT_TRUE(node->image->config().ok());
+  EXPECT_EQ(*node->image->config(), Json::object());
+  EXPECT_EQ(*node->image->raw_config(), "{}");
+  ASSERT_EQ(node->image->layers().size(), 1u);
+  EXPECT_TRUE(node->image->layers()[0]->diff_id().empty());
+}
+
+// A config that cannot be read or understood is the image's config error, not the open's:
+// digest, raw bytes and copy never need it; the verbs that judge contents take the error
+// from config(), which names the manifest. Every layer is still listed (copy walks them).
+TEST(Image, AConfigProblemIsKeptForTheVerbsThatJudgeContents) {
+  auto store = std::make_shared<MemoryStore>("oci:x");
+  auto with_config = [&](const std::string& bytes, int64_t size_delta) {
+    Manifest m;
+    m.config = store->Add(bytes, kMediaTypeConfig);
+    m.config.size += size_delta;
+    m.layers.push_back(store->Add("layer", kMediaTypeLayerGzip));
+    auto node = AddManifest(store, m);
+    EXPECT_TRUE(node.ok()) << node.error().message;
+    EXPECT_FALSE(node->image->config().ok());
+    EXPECT_EQ(node->image->layers().size(), 1u);
+    EXPECT_FALSE(node->image->is_artifact());
+    EXPECT_NE(node->image->config().error().message.find("oci:x: manifest " + node->descriptor.digest.Short() + ": "),
+              std::string::npos)
+        << node->image->config().error().message;
+    return node->image->config().error();
+  };
+  Json config = NewImageConfig("linux", "amd64");
+  // containers/image's fixtures: the descriptor names 585 bytes, the config has 584.
+  EXPECT_EQ(with_config(*CanonicalJson(config), 1).kind, ErrorKind::kIntegrity);
+  EXPECT_EQ(with_config("[]", 0).kind, ErrorKind::kInvalidInput);
+  EXPECT_EQ(with_config(R"({"rootfs":{}})", 0).kind, ErrorKind::kInvalidInput);
+  auto count = with_config(*CanonicalJson(config), 0);  // no diff_id for its one layer
+  EXPECT_EQ(count.kind, ErrorKind::kIntegrity);
+  EXPECT_NE(count.message.find("manifest has 1 layers, config 0 diff_ids"), std::string::npos) << count.message;
+
+  Manifest missing;  // a config the store does not hold
+  missing.config = Descriptor{std::string(kMediaTypeConfig), Digest::Of("gone"), 4, {}, {}, {}};
+  auto node = AddManifest(store, missing);
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  EXPECT_EQ(node->image->config().error().kind, ErrorKind::kNotFound);
+  EXPECT_EQ(node->image->raw_config().error().kind, ErrorKind::kNotFound);
 }
 
 namespace {

@@ -66,8 +66,20 @@ bool UserIsAName(const std::string& user) {
 // names: the image itself, or its index).
 void GatherImage(const oci::Image& img, const Policy& policy, ImageFacts& f) {
   f.digest = img.digest().str();
-  f.user = oci::ConfigUser(img.config());
-  f.labels = oci::ConfigLabels(img.config());
+  // The rules judge what a runtime would run: an artifact (a BuildKit attestation named
+  // at the top, an SBOM) is no image, and an image without a readable config is unknown.
+  if (img.is_artifact()) {
+    f.opened = MakeError(ErrorKind::kInvalidInput, "manifest " + img.digest().Short() + ": an artifact (" +
+                                                       img.artifact_type() + "), not an image: no rule judges it");
+    return;
+  }
+  const auto& config = img.config();
+  if (!config.ok()) {
+    f.opened = config.error();
+    return;
+  }
+  f.user = oci::ConfigUser(*config);
+  f.labels = oci::ConfigLabels(*config);
   f.annotations = img.manifest().annotations;
   Layers layers = img.layers();
   for (const auto& l : layers) f.compressed_size += static_cast<uint64_t>(l->size());

@@ -76,7 +76,7 @@ TEST_F(GatherFiles, UnpackersThatDisagreeOrAMissingLayerFailClosed) {
   node = Image({{Dir("etc"), File("etc/passwd", kSafe)}});
   const oci::Digest layer = node->image->layers()[0]->digest();
   auto empty = std::make_shared<oci::MemoryStore>();  // the same manifest and config, no layer
-  empty->Add(node->image->raw_config(), oci::kMediaTypeConfig);
+  empty->Add(*node->image->raw_config(), oci::kMediaTypeConfig);
   f = Gather(oci::OpenNode(empty, node->descriptor, node->image->raw_manifest()));
   const std::string why = "unpacking the image's layers: memory: blob " + layer.str() + ": missing";
   EXPECT_EQ(EvaluateNonRoot(f).reason, "config User 'app' is a name; /etc/passwd: " + why);

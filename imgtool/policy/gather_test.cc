@@ -136,6 +136,29 @@ TEST_F(GatherIndex, NestedIndexOrMissingImageFailsClosed) {
   EXPECT_FALSE(AllOpened(f));
 }
 
+// Issue 25: a manifest whose config is `{}` (BuildKit's attestations) or damaged, named at
+// the top, is refused by every rule, naming the manifest; nothing else is read.
+TEST_F(GatherIndex, AnArtifactOrAConfigProblemAtTheTopFailsEveryRule) {
+  oci::Manifest attestation;
+  attestation.config = store_->Add("{}", oci::kMediaTypeConfig);
+  auto node = oci::AddManifest(store_, attestation);
+  ASSERT_TRUE(node.ok());
+  ReferenceFacts f = Gather(node);
+  ASSERT_FALSE(f.top.opened.ok());
+  EXPECT_EQ(f.top.opened.error().message, "manifest " + node->descriptor.digest.Short() +
+                                              ": an artifact (application/vnd.oci.image.config.v1+json), not an "
+                                              "image: no rule judges it");
+  oci::Manifest damaged;
+  damaged.config = store_->Add(R"({"rootfs":{}})", oci::kMediaTypeConfig);
+  f = Gather(oci::AddManifest(store_, damaged));
+  ASSERT_FALSE(f.top.opened.ok());
+  EXPECT_NE(f.top.opened.error().message.find("$.rootfs.diff_ids missing"), std::string::npos)
+      << f.top.opened.error().message;
+  Policy non_root;
+  non_root.non_root = true;
+  EXPECT_FALSE(Evaluate(non_root, f).pass);
+}
+
 TEST_F(GatherIndex, AnImageIsGatheredAsBefore) {
   oci::Descriptor amd64 = AddImage("amd64", "10001");
   ReferenceFacts f = Gather(oci::OpenNode(store_, amd64));

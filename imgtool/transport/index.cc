@@ -18,12 +18,14 @@ struct Member {
 };
 
 // The entry for a member: its own descriptor, with the platform its config states (an
-// artifact or a nested index has none).
-oci::Descriptor EntryFor(const oci::Node& node) {
+// artifact or a nested index has none); an image whose config cannot say is refused.
+Result<oci::Descriptor> EntryFor(const oci::Node& node) {
   oci::Descriptor d = node.descriptor;
   d.annotations.clear();
   if (node.image && !node.image->is_artifact()) {
-    oci::Platform p = oci::ConfigPlatform(node.image->config());
+    const auto& config = node.image->config();
+    if (!config.ok()) return config.error();
+    oci::Platform p = oci::ConfigPlatform(*config);
     if (!p.os.empty() && !p.architecture.empty()) d.platform = p;
   }
   if (node.image && node.image->is_artifact()) d.artifact_type = node.image->artifact_type();
@@ -103,8 +105,10 @@ Result<IndexReport> AssembleIndex(const std::vector<ref::Reference>& images, con
     if (!opened.ok()) return opened.error();
     auto depth = CheckMemberDepth(opened->node);
     if (!depth.ok()) return depth.error().Context(r.str() + " inside the new index");
+    auto entry = EntryFor(opened->node);
+    if (!entry.ok()) return entry.error().Context(r.str());
     members.push_back({opened->node, opened->repository});
-    index.manifests.push_back(EntryFor(opened->node));
+    index.manifests.push_back(std::move(*entry));
   }
   if (index.manifests.empty()) return MakeError(ErrorKind::kInvalidInput, "an index needs at least one image");
   IMGTOOL_TRY(CheckPlatforms(index.manifests));

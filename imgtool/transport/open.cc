@@ -71,8 +71,11 @@ Result<Opened> Open(const std::string& text, const remote::RegistryOptions& regi
 Result<oci::Node> SelectPlatform(const oci::Node& node, const std::optional<oci::Platform>& platform) {
   if (!platform) return node;
   if (!node.is_index()) {
-    oci::Platform have = oci::ConfigPlatform(node.image->config());
-    if (node.image->is_artifact() || oci::PlatformMatches(*platform, have)) return node;
+    if (node.image->is_artifact()) return node;
+    const auto& config = node.image->config();
+    if (!config.ok()) return config.error();
+    oci::Platform have = oci::ConfigPlatform(*config);
+    if (oci::PlatformMatches(*platform, have)) return node;
     return MakeError(ErrorKind::kNotFound, "image " + node.descriptor.digest.Short() + " is for " +
                                                oci::PlatformString(have) + ", not " +
                                                oci::PlatformString(*platform));

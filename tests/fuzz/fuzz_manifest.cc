@@ -11,6 +11,7 @@
 #include "oci/image.h"
 #include "oci/image_config.h"
 #include "oci/manifest.h"
+#include "oci/media_types.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace imgtool::oci;
@@ -23,16 +24,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto i = ParseIndex(raw, "index"); i.ok()) {
     if (auto bytes = SerializeIndex(*i); bytes.ok() && !ParseIndex(*bytes, "again").ok()) std::abort();
   }
-  if (auto config = ParseImageConfig(raw, "config"); config.ok()) {
+  if (auto reading = ReadConfig(kMediaTypeConfig, raw, "config"); reading.ok()) {
     // The accessors read a base image's config, which is as foreign as the bytes.
-    (void)ConfigDiffIds(*config);
-    (void)ConfigField(*config, "os");
-    (void)ConfigPlatform(*config);
-    (void)ConfigUser(*config);
-    for (const char* f : {"Env", "Entrypoint", "Cmd"}) (void)ConfigStringList(*config, f);
-    (void)ConfigLabels(*config);
+    const Json& config = reading->config;
+    (void)ConfigDiffIds(config);
+    (void)ConfigField(config, "os");
+    (void)ConfigPlatform(config);
+    (void)ConfigUser(config);
+    for (const char* f : {"Env", "Entrypoint", "Cmd"}) (void)ConfigStringList(config, f);
+    (void)ConfigLabels(config);
   }
   (void)ParsePlatform(std::string(raw));
   (void)SniffManifestMediaType(std::string(raw));
+  // Named as each kind, the way every verb reads a manifest (issue 25).
+  for (std::string_view named : {kMediaTypeManifest, kMediaTypeDockerManifestList}) {
+    (void)ManifestMediaType(Descriptor{std::string(named), Digest::Of(doc), 0, {}, {}, {}}, doc, "manifest");
+  }
   return 0;
 }

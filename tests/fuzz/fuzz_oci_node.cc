@@ -6,7 +6,10 @@
 // that keep a digest reach the store's blobs, the rest test the refusals. The store also
 // holds a chain of indexes one level deeper than kMaxIndexDepth (seed chain.json is its
 // top), so the walk reaches the shared index-depth refusal; inputs may be nesting recipes
-// (fuzz_util.h, ExpandNesting) for documents nested past kMaxJsonDepth.
+// (fuzz_util.h, ExpandNesting) for documents nested past kMaxJsonDepth. Issue 25: it also
+// holds a Docker image and a BuildKit-like attestation (`{}` config), and the seed
+// mixed-index.json names the Docker image as an OCI manifest (oci::ManifestMediaType) and
+// the attestation (oci::ReadConfig); every image's config() is asked for.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +47,21 @@ Descriptor AddImage(Base& b, const std::string& arch, bool artifact) {
   return d;
 }
 
+// A Docker schema 2 image, and an OCI manifest whose image-config-typed config is `{}`.
+std::vector<Descriptor> AddOtherTools(Base& b) {
+  Manifest docker;
+  docker.media_type = "application/vnd.docker.distribution.manifest.v2+json";
+  docker.config =
+      b.store->Add(*CanonicalJson(NewImageConfig("linux", "s390x")), "application/vnd.docker.container.image.v1+json");
+  Descriptor named_oci = b.store->Add(*SerializeManifest(docker), "application/vnd.oci.image.manifest.v1+json");
+  Manifest attestation;
+  attestation.config = b.store->Add("{}", "application/vnd.oci.image.config.v1+json");
+  attestation.layers.push_back(b.store->Add("{\"predicateType\":\"x\"}", "application/vnd.in-toto+json"));
+  Descriptor att = b.store->Add(*SerializeManifest(attestation), attestation.media_type);
+  att.platform = Platform{"unknown", "unknown", ""};
+  return {named_oci, att};
+}
+
 // kMaxIndexDepth + 1 indexes, each the only entry of the one above, around `image`: the
 // top's bytes.
 std::string IndexChain(Base& b, Descriptor image) {
@@ -66,6 +84,9 @@ const Base& TheBase() {
     (void)AddImage(b, "riscv64", true);
     b.manifests.emplace_back("index.json", *SerializeIndex(idx));
     b.manifests.emplace_back("chain.json", IndexChain(b, idx.manifests[0]));
+    Index mixed;
+    mixed.manifests = AddOtherTools(b);
+    b.manifests.emplace_back("mixed-index.json", *SerializeIndex(mixed));
     return b;
   }();
   return base;
@@ -74,6 +95,7 @@ const Base& TheBase() {
 // Every child, as far down as ImageIndex::Child lets the walk go; layers streamed.
 void Walk(const Node& node) {
   if (node.image) {
+    if (const auto& config = node.image->config(); config.ok()) (void)ConfigPlatform(*config);
     for (const auto& l : node.image->layers()) {
       if (auto r = l->Open(); r.ok()) (void)Drain(**r);
     }

@@ -153,7 +153,7 @@ put("layer", "hardlink-missing.tar", tar_bytes([("a", "hardlink", "nowhere", 0o6
 put("layer", "truncated.tar.gz", gz(tar_bytes(DATA))[:200])
 
 
-def layout_archive(extra=()):
+def layout_archive(extra=(), prefix=""):
     config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}},
                         sort_keys=True, separators=(",", ":")).encode()
     cd = hashlib.sha256(config).hexdigest()
@@ -166,16 +166,29 @@ def layout_archive(extra=()):
         {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + md,
          "size": len(manifest), "annotations": {"org.opencontainers.image.ref.name": "v1"}}]},
         sort_keys=True, separators=(",", ":")).encode()
-    return tar_bytes([("blobs/", "dir", None, 0o755), ("blobs/sha256/", "dir", None, 0o755),
-                      ("blobs/sha256/" + cd, "file", config, 0o644), ("blobs/sha256/" + md, "file", manifest, 0o644),
-                      ("index.json", "file", index, 0o644),
-                      ("oci-layout", "file", b'{"imageLayoutVersion":"1.0.0"}', 0o644)] + list(extra))
+    layout = [("blobs/", "dir", None, 0o755), ("blobs/sha256/", "dir", None, 0o755),
+              ("blobs/sha256/" + cd, "file", config, 0o644), ("blobs/sha256/" + md, "file", manifest, 0o644),
+              ("index.json", "file", index, 0o644), ("oci-layout", "file", b'{"imageLayoutVersion":"1.0.0"}', 0o644)]
+    return tar_bytes([(prefix + name, kind, data, mode) for name, kind, data, mode in layout] + list(extra))
 
 
 put("oci_archive", "layout.tar", layout_archive())
 put("oci_archive", "dotdot.tar", layout_archive([("../escape", "file", b"x", 0o644)]))
 put("oci_archive", "symlink.tar", layout_archive([("blobs/sha256/link", "symlink", "/etc/passwd", 0o777)]))
 put("oci_archive", "absolute.tar", tar_bytes([("/etc/x", "file", b"x", 0o644)]))
+# Issue 25: what containerd's export and docker save (Docker 25 on) write: docker's files
+# beside the layout (skipped), with and without "./" before every name; a legacy layer
+# folder whose layer.tar is a symlink (refused).
+DOCKER_FILES = [("manifest.json", "file", b'[{"Config":"blobs/sha256/x","RepoTags":["hello-world:latest"],"Layers":[]}]', 0o644),
+                ("repositories", "file", b'{"hello-world":{"latest":"x"}}', 0o644)]
+put("oci_archive", "docker-export.tar", layout_archive(DOCKER_FILES))
+put("oci_archive", "docker-export-dot-prefixed.tar",
+    layout_archive([("./" + n, k, d, m) for n, k, d, m in DOCKER_FILES], prefix="./"))
+put("oci_archive", "docker-legacy-symlink.tar",
+    layout_archive(DOCKER_FILES + [("0123abcd/", "dir", None, 0o755), ("0123abcd/json", "file", b"{}", 0o644),
+                                   ("0123abcd/layer.tar", "symlink", "../blobs/sha256/x", 0o777)]))
+for name in ("oras-hello-world.tar", "oras-hello-world-prefixed-path.tar"):  # containerd exports, as shipped
+    copy("oci_archive", name, "tests/fixtures/realworld/oci/" + name)
 
 # ---- JSON documents from the repository ----
 for name in ("spec.json", "spec-cpu.json", "spec-installed.json"):
