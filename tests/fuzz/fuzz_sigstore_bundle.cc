@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   policy.identity = sigstore::IdentityPolicy{"", kSubject, "https://token.actions.githubusercontent.com", {}};
   const sigstore::Artifact artifact = sigstore::ArtifactOf(std::string(kArtifact, sizeof(kArtifact) - 1));
   (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), artifact, policy);
-  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), sigstore::Artifact{artifact.sha256, std::nullopt}, policy);
+  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), sigstore::Artifact{artifact.sha256, std::nullopt, {}},
+                               policy);
   return 0;
 }
