@@ -65,7 +65,9 @@ Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const sigstore
     if (!t.ok()) return t.error();
     type = *t;
   }
-  sign::KeylessPolicy policy{identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root))};
+  auto times = f.keyless.Times();
+  if (!times.ok()) return times.error();
+  sign::KeylessPolicy policy{identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root)), *times};
   return sign::VerifyImageKeyless(pinned, policy, f.attestation, type, ToRegistryOptions(f.remote));
 }
 
@@ -142,6 +144,7 @@ int RunVerify(const VerifyFlags& f) {
   if (f.keyless.any()) {
     auto policy = f.keyless.Policy();
     if (!policy.ok()) return Fail(policy.error());
+    if (auto times = f.keyless.Times(); !times.ok()) return Fail(times.error());
     identity = std::move(*policy);
   }
   auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));

@@ -26,13 +26,17 @@ struct VerifyBlobFlags {
 // a larger file is only hashed, streaming.
 constexpr uint64_t kKeepBytes = 16 << 20;
 
-Result<sigstore::Artifact> ReadArtifact(const std::string& arg) {
+// The file hashed once as it streams: sha256, and the other digests the bundle signs
+// (`more`: sha384 or sha512, when its messageDigest or log entry names them).
+Result<sigstore::Artifact> ReadArtifact(const std::string& arg, const std::vector<sigstore::HashAlgorithm>& more) {
   if (arg.rfind("sha256:", 0) == 0) return sigstore::ArtifactFromDigest(arg);
   uint64_t size = 0;
   auto fd = fs::OpenRegular(arg, &size);
   if (!fd.ok()) return fd.error();
   fs::FdReader reader(std::move(*fd));
-  oci::Sha256 hash;
+  std::vector<sigstore::HashAlgorithm> algorithms{sigstore::HashAlgorithm::kSha256};
+  algorithms.insert(algorithms.end(), more.begin(), more.end());
+  sigstore::MultiHasher hash(algorithms);
   std::string kept, buf(1 << 20, '\0');
   bool keep = size <= kKeepBytes;
   for (;;) {
@@ -43,13 +47,18 @@ Result<sigstore::Artifact> ReadArtifact(const std::string& arg) {
     keep = keep && kept.size() + *n <= kKeepBytes;  // a file that grew while read is only hashed
     if (keep) kept.append(buf.data(), *n);
   }
-  sigstore::Artifact a = sigstore::ArtifactOfDigest(hash.Finish());
+  std::vector<std::string> digests = hash.Finish();
+  sigstore::Artifact a{digests[0], std::nullopt, {}};
+  for (size_t i = 1; i < digests.size(); ++i) a.more.push_back({algorithms[i], digests[i]});
   if (keep) a.bytes = std::move(kept);
   return a;
 }
 
 Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
   sigstore::VerifyPolicy p;
+  auto times = f.keyless.Times();
+  if (!times.ok()) return times.error();
+  p.times = *times;
   if (!f.key.empty()) {
     if (f.keyless.any()) return MakeError(ErrorKind::kInvalidInput, "--key and --certificate-* are two ways to verify: give one");
     auto pem = fs::ReadSmallFile(f.key, 64 << 10);
@@ -77,7 +86,7 @@ Result<sigstore::Verified> VerifyBlob(const VerifyBlobFlags& f) {
   if (!text.ok()) return text.error().Context("--bundle");
   auto bundle = sigstore::ParseBundle(*text, f.bundle);
   if (!bundle.ok()) return bundle.error();
-  auto artifact = ReadArtifact(f.artifact);
+  auto artifact = ReadArtifact(f.artifact, sigstore::MessageHashes(*bundle));
   if (!artifact.ok()) return artifact.error();
   return sigstore::VerifyBundle(*bundle, *root, *artifact, *policy);
 }
@@ -118,7 +127,9 @@ void AddVerifyBlobCommand(CLI::App& app, Action& run) {
       "offline, as cosign verify-blob does. Keyless: the Fulcio certificate chains to the trusted root at\n"
       "the signing time, carries a valid SCT and names the identity and issuer asked for; the signing\n"
       "time is proven by a Rekor entry (inclusion promise or proof with a signed checkpoint, v1 and v2\n"
-      "logs) or an RFC 3161 timestamp; the log entry matches the signature, certificate and artifact.\n"
+      "logs) or an RFC 3161 timestamp (one that does not verify is skipped; --timestamp-threshold N,\n"
+      "--use-signed-timestamps, --strict-timestamps ask for more); the log entry matches the signature,\n"
+      "certificate and artifact, under the hash the bundle and entry name (sha256, sha384 or sha512).\n"
       "Message signatures and DSSE (in-toto) envelopes, bundles v0.1 to v0.3. --key: a key-based bundle.\n"
       "Exit 0 verified, 5 denied (the reason is printed), 2 bad input.\n\n"
       "Examples:\n"

@@ -28,6 +28,13 @@ Result<sigstore::IdentityPolicy> KeylessFlags::Policy() const {
   return policy;
 }
 
+Result<sigstore::TimePolicy> KeylessFlags::Times() const {
+  sigstore::TimePolicy t = times;
+  if (use_signed_timestamps && t.signed_threshold < 1) t.signed_threshold = 1;
+  IMGTOOL_TRY(sigstore::ValidateTimePolicy(t));
+  return t;
+}
+
 void AddKeylessFlags(CLI::App* cmd, KeylessFlags& f) {
   cmd->add_option("--certificate-identity", f.identity, "Keyless: the signer's identity (certificate SAN: email or URI), exactly");
   cmd->add_option(
@@ -38,6 +45,17 @@ void AddKeylessFlags(CLI::App* cmd, KeylessFlags& f) {
                   "Keyless: the OIDC issuer, as a Go (RE2) regexp, searched for as cosign does: anchor with ^ and $");
   cmd->add_option("--trusted-root", f.trusted_root,
                   "Keyless: trusted_root.json to trust (default: the Sigstore public-good root built into imgtool)");
+  cmd->add_option("--timestamp-threshold", f.times.threshold,
+                  "Verified signing times needed: Rekor integrated times plus timestamp authorities (each TSA counts "
+                  "once; a timestamp that does not verify is skipped), as sigstore-go's observer timestamps")
+      ->capture_default_str();
+  cmd->add_option("--signed-timestamp-threshold", f.times.signed_threshold,
+                  "RFC 3161 timestamps from distinct timestamp authorities needed (0: none)")
+      ->capture_default_str();
+  cmd->add_flag("--use-signed-timestamps", f.use_signed_timestamps,
+                "As cosign: require a verified RFC 3161 timestamp (--signed-timestamp-threshold 1)");
+  cmd->add_flag("--strict-timestamps", f.times.strict,
+                "Refuse a bundle any of whose RFC 3161 timestamps does not verify");
 }
 
 }  // namespace imgtool::cli

@@ -26,7 +26,7 @@ SignatureFacts ByIdentities(const ref::Reference& ref, const SignedByRule& rule,
   auto shared = std::make_shared<const sigstore::TrustedRoot>(std::move(*root));
   SignatureFacts out;
   for (const IdentityRule& id : rule.identities) {
-    sign::KeylessPolicy policy{{id.subject, id.subject_regexp, id.issuer, id.issuer_regexp}, shared};
+    sign::KeylessPolicy policy{{id.subject, id.subject_regexp, id.issuer, id.issuer_regexp}, shared, {}};
     auto verdict = sign::VerifyImageKeyless(ref, policy, false, "", options);
     if (!verdict.ok()) return {false, {verdict.error().message}};
     if (verdict->verified) return {true, {"verified keyless: " + verdict->verified_keys[0]}};

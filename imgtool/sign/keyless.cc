@@ -116,6 +116,7 @@ SignatureCheck Check(const SignatureLayer& l, const Result<sigstore::Bundle>& bu
   }
   sigstore::VerifyPolicy vp;
   vp.identity = policy.identity;
+  vp.times = policy.times;
   auto v = sigstore::VerifyBundle(*bundle, *policy.root, artifact, vp);
   if (!v.ok()) {
     c.reason = v.error().message;

@@ -21,6 +21,7 @@
 #include "sign/verify.h"
 #include "sigstore/bundle.h"
 #include "sigstore/certificate.h"
+#include "sigstore/signed_times.h"
 #include "sigstore/trusted_root.h"
 
 namespace imgtool::sign {
@@ -34,10 +35,11 @@ inline constexpr std::string_view kTimestampAnnotation = "dev.sigstore.cosign/rf
 // whose subject is the image.
 inline constexpr std::string_view kCosignSignPredicate = "https://sigstore.dev/cosign/sign/v1";
 
-// Who may have signed, and the roots that say so.
+// Who may have signed, the roots that say so, and how many signing times must be proven.
 struct KeylessPolicy {
   sigstore::IdentityPolicy identity;
   std::shared_ptr<const sigstore::TrustedRoot> root;
+  sigstore::TimePolicy times;
 };
 
 // A legacy layer as a bundle (v0.1 rules: the inclusion promise proves the time).

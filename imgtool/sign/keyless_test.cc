@@ -36,7 +36,7 @@ std::string Slurp(const std::filesystem::path& p) {
 KeylessPolicy Policy(const sigstore::IdentityPolicy& id = kSigner) {
   auto root = sigstore::ParseTrustedRoot(Slurp(kFixtures / "trusted-roots/public-good/trusted_root.json"), "root");
   EXPECT_TRUE(root.ok());
-  return {id, std::make_shared<const sigstore::TrustedRoot>(std::move(*root))};
+  return {id, std::make_shared<const sigstore::TrustedRoot>(std::move(*root)), {}};
 }
 
 // happy-path-v0.1 as cosign's legacy layer over a.txt.

@@ -7,7 +7,7 @@ namespace imgtool::sigstore {
 namespace {
 
 constexpr size_t kMaxCertificates = 8;
-constexpr size_t kMaxEntries = 16;       // tlog entries, timestamps, DSSE signatures
+constexpr size_t kMaxEntries = 16;       // tlog entries, DSSE signatures
 constexpr size_t kMaxProofHashes = 64;   // a tree of 2^64 leaves needs 64
 constexpr size_t kMaxDer = 64 << 10;     // a certificate, an SCT-carrying leaf, a timestamp
 constexpr size_t kMaxBody = kMaxBundle;  // a log entry's body, a DSSE payload: bounded by the bundle
@@ -152,7 +152,7 @@ Status ParseMaterial(const Json& doc, const std::string& what, Bundle* b) {
   if (!(*material)->contains("timestampVerificationData")) return Status::Ok();
   auto tsv = ObjectMember(**material, "timestampVerificationData", path);
   if (!tsv.ok()) return tsv.error();
-  auto stamps = ArrayMember(**tsv, "rfc3161Timestamps", path + ".timestampVerificationData", kMaxEntries);
+  auto stamps = ArrayMember(**tsv, "rfc3161Timestamps", path + ".timestampVerificationData", kMaxTimestamps);
   if (!stamps.ok()) return stamps.error();
   for (size_t i = 0; i < (*stamps)->size(); ++i) {
     auto der = BytesMember((**stamps)[i], "signedTimestamp",

@@ -66,6 +66,9 @@ struct Bundle {
 
 // A bundle larger than this is refused before it is parsed.
 inline constexpr size_t kMaxBundle = 8 << 20;
+// More RFC 3161 timestamps than this and the bundle is refused before any is verified
+// (sigstore-go's and sigstore-python's bound).
+inline constexpr size_t kMaxTimestamps = 32;
 
 Result<Bundle> ParseBundle(std::string_view json, const std::string& what);
 // A DSSE envelope on its own (cosign's legacy .att layers), with the bundle's bounds.

@@ -25,7 +25,7 @@ constexpr size_t kMaxBodyField = 64 << 10;  // a signature, a certificate, its P
 struct Claim {  // what the bundle says, to hold the body against
   const Bundle& bundle;
   std::string_view verifier_der;
-  std::string_view artifact_digest;
+  const ArtifactDigest& artifact;
 };
 
 // VerifyEntryBody names the body; a body that cannot be read says nothing the bundle says.
@@ -57,13 +57,16 @@ Status SamePemVerifier(const Json& obj, std::string_view key, const std::string&
   return Status::Ok();
 }
 
-// {"algorithm":"sha256","value":"<hex>"} (Rekor v1's hash).
-Status SameHexDigest(const Json& obj, std::string_view key, const std::string& path, std::string_view want) {
+// {"algorithm":"sha256","value":"<hex>"} (Rekor v1's hash), with `want_alg`'s name.
+Status SameHexDigest(const Json& obj, std::string_view key, const std::string& path, HashAlgorithm want_alg,
+                     std::string_view want) {
   auto hash = ObjectMember(obj, key, path);
   if (!hash.ok()) return hash.error();
   auto alg = TextMember(**hash, "algorithm", path, true);
   if (!alg.ok()) return alg.error();
-  if (*alg != "sha256") return Mismatch(path + ": digest algorithm '" + alg->substr(0, 32) + "', want sha256");
+  if (*alg != RekorName(want_alg)) {
+    return Mismatch(path + ": digest algorithm '" + alg->substr(0, 32) + "', want " + RekorName(want_alg));
+  }
   auto value = TextMember(**hash, "value", path, true);
   if (!value.ok()) return value.error();
   if (want.empty() || *value != HexEncode(want)) return Mismatch(path + ": digest differs from the bundle's");
@@ -108,18 +111,11 @@ std::string KeyDetails(const Pkey& key) {
   return "";
 }
 
-// The hash a key-details name pairs with: its protobuf name and OpenSSL's.
-std::pair<std::string, const EVP_MD*> HashOf(std::string_view key_details) {
-  if (key_details == "PKIX_ECDSA_P384_SHA_384") return {"SHA2_384", EVP_sha384()};
-  if (key_details == "PKIX_ECDSA_P521_SHA_512" || key_details == "PKIX_ED25519_PH") return {"SHA2_512", EVP_sha512()};
-  return {"SHA2_256", EVP_sha256()};
-}
-
-std::string Digest(const EVP_MD* md, std::string_view bytes) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), out, &len, md, nullptr) != 1) return "";
-  return std::string(reinterpret_cast<char*>(out), len);
+// The hash a key-details name pairs with (a DSSE envelope logged as hashedrekord).
+HashAlgorithm KeyDetailsHash(std::string_view key_details) {
+  if (key_details == "PKIX_ECDSA_P384_SHA_384") return HashAlgorithm::kSha384;
+  if (key_details == "PKIX_ECDSA_P521_SHA_512" || key_details == "PKIX_ED25519_PH") return HashAlgorithm::kSha512;
+  return HashAlgorithm::kSha256;
 }
 
 // Rekor v2's Verifier: the bundle's certificate (or key) as rawBytes, and its key details.
@@ -163,7 +159,7 @@ Status HashedRekordV001(const Json& spec, const Claim& claim) {
   IMGTOOL_TRY(SamePemVerifier(**key, "content", "spec.signature.publicKey", claim));
   auto data = ObjectMember(spec, "data", "spec");
   if (!data.ok()) return data.error();
-  return SameHexDigest(**data, "hash", "spec.data.hash", claim.artifact_digest);
+  return SameHexDigest(**data, "hash", "spec.data.hash", claim.artifact.alg, claim.artifact.digest);
 }
 
 // Rekor v2 logs a message signature over the artifact's digest, or a DSSE envelope's only
@@ -180,18 +176,20 @@ Status HashedRekordV002(const Json& spec, const Claim& claim) {
   if (!details.ok()) return details.error();
   if (claim.bundle.message_signature) {
     if (*content != claim.bundle.message_signature->signature) return Mismatch(path + ": not the bundle's signature");
-    return SameV2Digest(**v2, "data", "spec.hashedRekordV002.data", "SHA2_256", claim.artifact_digest);
+    return SameV2Digest(**v2, "data", "spec.hashedRekordV002.data", ProtobufName(claim.artifact.alg),
+                        claim.artifact.digest);
   }
   const DsseEnvelope& env = *claim.bundle.dsse_envelope;
   if (env.signatures.size() != 1) return Mismatch("a DSSE envelope logged as hashedrekord must have one signature");
   if (*content != env.signatures[0].sig) return Mismatch(path + ": not the envelope's signature");
-  auto [alg, md] = HashOf(*details);
-  return SameV2Digest(**v2, "data", "spec.hashedRekordV002.data", alg, Digest(md, sign::Pae(env.payload_type, env.payload)));
+  HashAlgorithm alg = KeyDetailsHash(*details);
+  return SameV2Digest(**v2, "data", "spec.hashedRekordV002.data", ProtobufName(alg),
+                      HashOf(alg, sign::Pae(env.payload_type, env.payload)));
 }
 
 Status DsseV001(const Json& spec, const Claim& claim) {
   const DsseEnvelope& env = *claim.bundle.dsse_envelope;
-  IMGTOOL_TRY(SameHexDigest(spec, "payloadHash", "spec.payloadHash", Sha256(env.payload)));
+  IMGTOOL_TRY(SameHexDigest(spec, "payloadHash", "spec.payloadHash", HashAlgorithm::kSha256, Sha256(env.payload)));
   auto sigs = ArrayMember(spec, "signatures", "spec", kMaxBodySignatures);
   if (!sigs.ok()) return sigs.error();
   std::vector<std::string> logged;
@@ -233,7 +231,8 @@ Status IntotoV002(const Json& spec, const Claim& claim) {
   const DsseEnvelope& env = *claim.bundle.dsse_envelope;
   auto content = ObjectMember(spec, "content", "spec");
   if (!content.ok()) return content.error();
-  IMGTOOL_TRY(SameHexDigest(**content, "payloadHash", "spec.content.payloadHash", Sha256(env.payload)));
+  IMGTOOL_TRY(
+      SameHexDigest(**content, "payloadHash", "spec.content.payloadHash", HashAlgorithm::kSha256, Sha256(env.payload)));
   auto logged_env = ObjectMember(**content, "envelope", "spec.content");
   if (!logged_env.ok()) return logged_env.error();
   const std::string path = "spec.content.envelope";
@@ -292,10 +291,34 @@ Status CheckBody(const TlogEntry& entry, const Claim& claim) {
 }  // namespace
 
 Status VerifyEntryBody(const TlogEntry& entry, const Bundle& bundle, std::string_view verifier_der,
-                       std::string_view artifact_digest) {
-  Status st = CheckBody(entry, Claim{bundle, verifier_der, artifact_digest});
+                       const ArtifactDigest& artifact) {
+  Status st = CheckBody(entry, Claim{bundle, verifier_der, artifact});
   if (!st.ok()) return MakeError(ErrorKind::kDenied, "tlog entry body: " + st.error().message);
   return Status::Ok();
+}
+
+Result<std::optional<HashAlgorithm>> LoggedMessageHash(const TlogEntry& entry) {
+  if (entry.kind != "hashedrekord") return std::optional<HashAlgorithm>();
+  auto body = oci::ParseJson(entry.canonicalized_body, "body");
+  if (!body.ok() || !body->is_object() || !body->contains("spec") || !(*body)["spec"].is_object()) {
+    return std::optional<HashAlgorithm>();
+  }
+  const Json& spec = (*body)["spec"];
+  // 0.0.1: spec.data.hash.algorithm ("sha256"); 0.0.2: spec.hashedRekordV002.data.algorithm ("SHA2_256").
+  bool v1 = entry.kind_version == "0.0.1";
+  const Json* holder = v1 ? (spec.contains("data") ? &spec["data"] : nullptr)
+                          : (spec.contains("hashedRekordV002") ? &spec["hashedRekordV002"] : nullptr);
+  const char* member = v1 ? "hash" : "data";
+  if (holder == nullptr || !holder->is_object() || !holder->contains(member) || !(*holder)[member].is_object()) {
+    return std::optional<HashAlgorithm>();
+  }
+  std::string name = oci::StringMember((*holder)[member], "algorithm");
+  auto alg = v1 ? HashFromRekorName(name) : HashFromProtobufName(name);
+  if (!alg) {
+    return MakeError(ErrorKind::kDenied, "log entry " + std::to_string(entry.log_index) + ": hash algorithm '" +
+                                             name.substr(0, 32) + "' is not sha256, sha384 or sha512");
+  }
+  return std::optional<HashAlgorithm>(*alg);
 }
 
 }  // namespace imgtool::sigstore

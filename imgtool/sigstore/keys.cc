@@ -158,10 +158,10 @@ bool VerifyMessage(const Pkey& key, std::string_view message, std::string_view s
          EVP_DigestVerify(ctx.get(), Bytes(signature), signature.size(), Bytes(message), message.size()) == 1;
 }
 
-bool VerifyDigest(const Pkey& key, std::string_view digest, std::string_view signature) {
-  if (!key) return false;
-  const EVP_MD* md = HashFor(key.get());
-  if (md == nullptr || digest.size() != static_cast<size_t>(EVP_MD_get_size(md))) return false;
+bool VerifyDigest(const Pkey& key, HashAlgorithm alg, std::string_view digest, std::string_view signature) {
+  if (!key || EVP_PKEY_is_a(key.get(), "ED25519") || !Supported(key.get())) return false;
+  const EVP_MD* md = EvpMd(alg);
+  if (digest.size() != DigestSize(alg)) return false;
   std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree> ctx(EVP_PKEY_CTX_new(key.get(), nullptr));
   if (!ctx || EVP_PKEY_verify_init(ctx.get()) != 1 || EVP_PKEY_CTX_set_signature_md(ctx.get(), md) != 1) return false;
   if (EVP_PKEY_is_a(key.get(), "RSA") && EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_PKCS1_PADDING) != 1) return false;

@@ -1,7 +1,8 @@
 // Public keys of any type a Sigstore trusted root or bundle names (ECDSA P-256/384/521,
-// Ed25519, RSA PKCS#1 v1.5), and one way to check a signature with each. The hash goes
-// with the key, as Sigstore's key details say: SHA-256 for P-256 and RSA, SHA-384 for
-// P-384, SHA-512 for P-521, none for Ed25519 (it signs the message itself).
+// Ed25519, RSA PKCS#1 v1.5), and how to check a signature with each. Over a message the
+// hash goes with the key, as Sigstore's key details say: SHA-256 for P-256 and RSA,
+// SHA-384 for P-384, SHA-512 for P-521, none for Ed25519 (it signs the message itself).
+// Over a digest the caller names the hash (what the bundle and its log entry say).
 #pragma once
 
 #include <openssl/x509.h>
@@ -13,6 +14,7 @@
 
 #include "oci/result.h"
 #include "sign/keys.h"
+#include "sigstore/hash.h"
 
 namespace imgtool::sigstore {
 
@@ -40,9 +42,11 @@ std::string CertificatePem(const Cert& cert);
 
 // `signature` over `message` with the key's hash (see above). False on any failure.
 bool VerifyMessage(const Pkey& key, std::string_view message, std::string_view signature);
-// `signature` over a message whose digest is `digest` (already hashed with the key's
-// hash). ECDSA and RSA only; false for Ed25519, which cannot verify a digest.
-bool VerifyDigest(const Pkey& key, std::string_view digest, std::string_view signature);
+// `signature` over a message whose `alg` digest is `digest` (ECDSA: of any curve, as
+// sigstore-go and sigstore-python verify a P-384 key's signature of a sha256 digest; RSA:
+// PKCS#1 v1.5, whose DigestInfo names `alg`). False for Ed25519, which cannot verify a
+// digest, and for a digest of the wrong length.
+bool VerifyDigest(const Pkey& key, HashAlgorithm alg, std::string_view digest, std::string_view signature);
 
 // sha256 of the bytes, raw (32 bytes).
 std::string Sha256(std::string_view bytes);

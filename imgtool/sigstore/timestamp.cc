@@ -203,6 +203,13 @@ Result<TsResp> ParseResponse(std::string_view der) {
 }  // namespace
 
 Result<Time> VerifyTimestamp(std::string_view der, std::string_view signed_bytes, const TrustedRoot& root) {
+  auto verdict = VerifyTimestampBy(der, signed_bytes, root);
+  if (!verdict.ok()) return verdict.error();
+  return verdict->time;
+}
+
+Result<TimestampVerdict> VerifyTimestampBy(std::string_view der, std::string_view signed_bytes,
+                                           const TrustedRoot& root) {
   if (der.size() > kMaxTimestamp) {
     return Malformed(std::to_string(der.size()) + " bytes (at most " + std::to_string(kMaxTimestamp) + ")");
   }
@@ -214,9 +221,10 @@ Result<Time> VerifyTimestamp(std::string_view der, std::string_view signed_bytes
   if (root.timestamp_authorities.empty()) return Refused("the trusted root has no timestamp authorities");
   // Every authority is tried; the refusal names why each one said no.
   std::string why;
-  for (const CertAuthority& ca : root.timestamp_authorities) {
+  for (size_t i = 0; i < root.timestamp_authorities.size(); ++i) {
+    const CertAuthority& ca = root.timestamp_authorities[i];
     Status st = VerifyWithAuthority(resp->get(), signed_bytes, ca, *gen_time);
-    if (st.ok()) return *gen_time;
+    if (st.ok()) return TimestampVerdict{*gen_time, i};
     why += (why.empty() ? "" : "; ") + (ca.uri.empty() ? std::string("a TSA") : ca.uri) + ": " + st.error().message;
   }
   return Refused("no trusted timestamp authority vouches for it: " + why);

@@ -32,4 +32,13 @@ inline constexpr size_t kMaxTimestamp = 64 << 10;
 // is not a timestamp response, kDenied for one no trusted TSA vouches for.
 Result<Time> VerifyTimestamp(std::string_view der, std::string_view signed_bytes, const TrustedRoot& root);
 
+// The same, saying which authority vouched: its index in root.timestamp_authorities (the
+// first that does, in the root's order).
+struct TimestampVerdict {
+  Time time = 0;
+  size_t authority = 0;
+};
+Result<TimestampVerdict> VerifyTimestampBy(std::string_view der, std::string_view signed_bytes,
+                                           const TrustedRoot& root);
+
 }  // namespace imgtool::sigstore

@@ -9,10 +9,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "oci/canonical_json.h"
 #include "sign/base64.h"
 #include "sigstore/bundle.h"
 #include "sigstore/checkpoint.h"
 #include "sigstore/entry_body.h"
+#include "sigstore/hex.h"
 #include "sigstore/merkle.h"
 #include "sigstore/tlog.h"
 #include "sigstore/trusted_root.h"
@@ -118,7 +120,7 @@ TEST(Merkle, HostileShapesAreRefused) {
 struct Case {
   Bundle bundle;
   TrustedRoot root;
-  std::string artifact_digest;  // sha256 of the case's artifact (or a.txt)
+  ArtifactDigest artifact_digest;  // sha256 of the case's artifact (or a.txt)
   std::string verifier_der;     // the leaf certificate, or key.pub as DER SPKI
 };
 
@@ -134,7 +136,7 @@ Case Load(const std::string& name) {
   EXPECT_TRUE(root.ok()) << name;
   if (root.ok()) c.root = std::move(*root);
   auto artifact = dir / "artifact";
-  c.artifact_digest = Sha256(Slurp(std::filesystem::exists(artifact) ? artifact : kCases / "a.txt"));
+  c.artifact_digest.digest = Sha256(Slurp(std::filesystem::exists(artifact) ? artifact : kCases / "a.txt"));
   if (!c.bundle.certificates.empty()) {
     c.verifier_der = CertificateDer(c.bundle.certificates[0]);
   } else if (std::filesystem::exists(dir / "key.pub")) {
@@ -392,7 +394,7 @@ TEST(EntryBody, EachFieldCounts) {
   Case c = Load("rekor2-happy-path");
   const TlogEntry& entry = c.bundle.tlog_entries.at(0);
   ASSERT_TRUE(VerifyEntryBody(entry, c.bundle, c.verifier_der, c.artifact_digest).ok());
-  EXPECT_FALSE(VerifyEntryBody(entry, c.bundle, c.verifier_der, Sha256("other")).ok());
+  EXPECT_FALSE(VerifyEntryBody(entry, c.bundle, c.verifier_der, {HashAlgorithm::kSha256, Sha256("other")}).ok());
   EXPECT_FALSE(VerifyEntryBody(entry, c.bundle, c.verifier_der + "x", c.artifact_digest).ok());
   Bundle other_sig = c.bundle;
   other_sig.message_signature->signature[8] ^= 1;
@@ -414,11 +416,47 @@ TEST(EntryBody, TheArtifactDigestCountsInRekorV1Too) {
   Case c = Load("happy-path-v0.3");
   const TlogEntry& entry = c.bundle.tlog_entries.at(0);
   ASSERT_TRUE(VerifyEntryBody(entry, c.bundle, c.verifier_der, c.artifact_digest).ok());
-  EXPECT_TRUE(Refused(VerifyEntryBody(entry, c.bundle, c.verifier_der, Sha256("other")), ErrorKind::kDenied, "spec.data.hash"));
+  EXPECT_TRUE(Refused(VerifyEntryBody(entry, c.bundle, c.verifier_der, {HashAlgorithm::kSha256, Sha256("other")}),
+                      ErrorKind::kDenied, "spec.data.hash"));
   Case dsse = Load("intoto-with-custom-trust-root");  // intoto 0.0.2: payload and payloadType count
   Bundle other = dsse.bundle;
   other.dsse_envelope->payload_type = "text/plain";
-  EXPECT_TRUE(Refused(VerifyEntryBody(other.tlog_entries.at(0), other, dsse.verifier_der, ""), ErrorKind::kDenied, "payloadType"));
+  EXPECT_TRUE(Refused(VerifyEntryBody(other.tlog_entries.at(0), other, dsse.verifier_der, {}), ErrorKind::kDenied,
+                      "payloadType"));
+}
+
+// Issue 25: the body names the hash the signature is over, and it must be the one the
+// verifier used, with that digest of the artifact.
+TEST(EntryBody, TheLoggedHashAlgorithmCounts) {
+  Case c = Load("happy-path-v0.3");
+  const TlogEntry& entry = c.bundle.tlog_entries.at(0);
+  auto logged = LoggedMessageHash(entry);
+  ASSERT_TRUE(logged.ok() && logged->has_value());
+  EXPECT_EQ(**logged, HashAlgorithm::kSha256);
+  // The same digest bytes said to be another algorithm's: refused.
+  ArtifactDigest as384{HashAlgorithm::kSha384, c.artifact_digest.digest};
+  EXPECT_TRUE(Refused(VerifyEntryBody(entry, c.bundle, c.verifier_der, as384), ErrorKind::kDenied, "want sha384"));
+  // A body that says sha384 with that digest holds for a sha384 claim, and only for it.
+  TlogEntry e = entry;
+  std::string sha384 = HashOf(HashAlgorithm::kSha384, "artifact");
+  auto body = oci::ParseJson(e.canonicalized_body, "body");
+  ASSERT_TRUE(body.ok());
+  (*body)["spec"]["data"]["hash"] = {{"algorithm", "sha384"}, {"value", HexEncode(sha384)}};
+  e.canonicalized_body = body->dump();
+  logged = LoggedMessageHash(e);
+  ASSERT_TRUE(logged.ok() && logged->has_value());
+  EXPECT_EQ(**logged, HashAlgorithm::kSha384);
+  EXPECT_TRUE(VerifyEntryBody(e, c.bundle, c.verifier_der, {HashAlgorithm::kSha384, sha384}).ok());
+  EXPECT_FALSE(VerifyEntryBody(e, c.bundle, c.verifier_der, c.artifact_digest).ok());
+  // Only sha256, sha384 and sha512 are names at all.
+  (*body)["spec"]["data"]["hash"]["algorithm"] = "md5";
+  e.canonicalized_body = body->dump();
+  EXPECT_TRUE(Refused(LoggedMessageHash(e).error(), ErrorKind::kDenied, "'md5' is not sha256, sha384 or sha512"));
+  // Other kinds name no message hash.
+  Case dsse = Load("happy-path-intoto-in-dsse-v3");
+  logged = LoggedMessageHash(dsse.bundle.tlog_entries.at(0));
+  ASSERT_TRUE(logged.ok());
+  EXPECT_FALSE(logged->has_value());
 }
 
 TEST(EntryBody, ContentOfTheWrongKindIsRefused) {

@@ -2,6 +2,8 @@
 
 #include <openssl/x509.h>
 
+#include <algorithm>
+
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
 #include "sign/dsse.h"
@@ -46,15 +48,49 @@ std::string SignatureBytes(const Bundle& b) {
   return b.dsse_envelope->signatures.empty() ? "" : b.dsse_envelope->signatures[0].sig;
 }
 
-Status CheckMessage(const MessageSignature& m, const Artifact& a, const Pkey& key) {
-  if (!m.digest.empty() && (m.digest_algorithm != "SHA2_256" || m.digest != a.sha256)) {
-    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + HexEncode(m.digest) +
-                  ") is not the artifact's sha256 " + HexEncode(a.sha256));
+// The hash the message signature was made over, as the bundle and its log entries say
+// (they must agree); sha256 when none names one.
+Result<HashAlgorithm> SignedHash(const Bundle& b) {
+  const MessageSignature& m = *b.message_signature;
+  std::optional<HashAlgorithm> alg;
+  if (!m.digest.empty() || !m.digest_algorithm.empty()) {
+    alg = HashFromProtobufName(m.digest_algorithm);
+    if (!alg) {
+      return Denied("the bundle's message digest algorithm '" + m.digest_algorithm.substr(0, 32) +
+                    "' is not SHA2_256, SHA2_384 or SHA2_512");
+    }
+  }
+  for (const TlogEntry& e : b.tlog_entries) {
+    auto logged = LoggedMessageHash(e);
+    if (!logged.ok()) return logged.error();
+    if (!*logged) continue;
+    if (alg && *alg != **logged) {
+      return Denied("log entry " + std::to_string(e.log_index) + " names " + ProtobufName(**logged) +
+                    " but the bundle's signature is over " + ProtobufName(*alg));
+    }
+    alg = *logged;
+  }
+  return alg.value_or(HashAlgorithm::kSha256);
+}
+
+// The signature over the artifact's digest (under the hash the bundle names), which is
+// also the bundle's messageDigest when it gives one. Returns that digest for the log
+// entries to name.
+Result<ArtifactDigest> CheckMessage(const Bundle& b, const Artifact& a, const Pkey& key) {
+  const MessageSignature& m = *b.message_signature;
+  auto alg = SignedHash(b);
+  if (!alg.ok()) return alg.error();
+  auto digest = DigestOf(a, *alg);
+  if (!digest.ok()) return digest.error();
+  const std::string what = "the artifact's " + RekorName(*alg) + " " + HexEncode(*digest);
+  if (!m.digest.empty() && m.digest != *digest) {
+    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + HexEncode(m.digest) + ") is not " +
+                  what);
   }
   bool ok = EVP_PKEY_is_a(key.get(), "ED25519") ? a.bytes && VerifyMessage(key, *a.bytes, m.signature)
-                                                 : VerifyDigest(key, a.sha256, m.signature);
-  if (!ok) return Denied("the signature does not verify over the artifact (sha256 " + HexEncode(a.sha256) + ") with the signer's key");
-  return Status::Ok();
+                                                : VerifyDigest(key, *alg, *digest, m.signature);
+  if (!ok) return Denied("the signature does not verify over " + what + " with the signer's key");
+  return ArtifactDigest{*alg, *digest};
 }
 
 // An in-toto statement in the envelope, one of whose subjects is the artifact.
@@ -99,10 +135,10 @@ Result<const LogKey*> LogFor(const TlogEntry& e, const TrustedRoot& root) {
 // One entry: from a trusted log, consistent with the bundle, and proven by its inclusion
 // promise (v0.1) or inclusion proof (v0.2 and later). Adds the integrated time it proves.
 Status CheckEntry(const TlogEntry& e, const Bundle& b, const TrustedRoot& root, const Signer& signer,
-                  const Artifact& a, Verified* out) {
+                  const ArtifactDigest& signed_digest, Verified* out) {
   auto log = LogFor(e, root);
   if (!log.ok()) return log.error();
-  IMGTOOL_TRY(VerifyEntryBody(e, b, signer.verifier_der, a.sha256));
+  IMGTOOL_TRY(VerifyEntryBody(e, b, signer.verifier_der, signed_digest));
   if (b.minor_version >= 2 && !e.inclusion_proof) {
     return Denied("log entry " + std::to_string(e.log_index) + " has no inclusion proof (a v0." +
                   std::to_string(b.minor_version) + " bundle must carry one)");
@@ -121,19 +157,33 @@ Status CheckEntry(const TlogEntry& e, const Bundle& b, const TrustedRoot& root, 
   return Status::Ok();
 }
 
-Status CheckTimes(const Bundle& b, const TrustedRoot& root, const Signer& signer, const Artifact& a, Verified* out) {
-  if (b.tlog_entries.empty()) return Denied("the bundle has no transparency log entry");
-  for (const TlogEntry& e : b.tlog_entries) IMGTOOL_TRY(CheckEntry(e, b, root, signer, a, out));
-  for (size_t i = 0; i < b.rfc3161_timestamps.size(); ++i) {
-    auto t = VerifyTimestamp(b.rfc3161_timestamps[i], SignatureBytes(b), root);
-    if (!t.ok()) return Denied("timestamp " + std::to_string(i) + ": " + t.error().message);
-    out->times.push_back({*t, "RFC 3161 timestamp " + std::to_string(i)});
-  }
-  if (out->times.empty()) {
-    return Denied("no verified signing time: no log entry has an integrated time signed by its log (an inclusion "
-                  "promise), and there is no timestamp");
+// One entry listed twice would prove its time twice (sigstore-go refuses it too).
+Status RefuseRepeatedEntries(const Bundle& b) {
+  for (size_t i = 0; i < b.tlog_entries.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const TlogEntry &x = b.tlog_entries[i], &y = b.tlog_entries[j];
+      if (x.log_id == y.log_id && x.log_index == y.log_index) {
+        return Denied("log entry " + std::to_string(x.log_index) + " is listed twice");
+      }
+    }
   }
   return Status::Ok();
+}
+
+// Every log entry must verify; the RFC 3161 timestamps that verify join the entries'
+// integrated times, and the policy's thresholds are checked on them (signed_times.h).
+Status CheckTimes(const Bundle& b, const TrustedRoot& root, const Signer& signer, const ArtifactDigest& signed_digest,
+                  const TimePolicy& policy, Verified* out) {
+  if (b.tlog_entries.empty()) return Denied("the bundle has no transparency log entry");
+  IMGTOOL_TRY(RefuseRepeatedEntries(b));
+  for (const TlogEntry& e : b.tlog_entries) IMGTOOL_TRY(CheckEntry(e, b, root, signer, signed_digest, out));
+  size_t integrated = out->times.size();
+  auto stamps = VerifyTimestamps(b.rfc3161_timestamps, SignatureBytes(b), root, policy.strict);
+  if (!stamps.ok()) return stamps.error();
+  for (const StampedTime& t : stamps->verified) {
+    out->times.push_back({t.time, "RFC 3161 timestamp " + std::to_string(t.index)});
+  }
+  return CheckTimeThresholds(integrated, *stamps, policy);
 }
 
 // The certificate at every proven signing time: chains to a trusted Fulcio CA, is a
@@ -158,11 +208,35 @@ Status CheckCertificate(const Bundle& b, const TrustedRoot& root, const Identity
 
 }  // namespace
 
-Artifact ArtifactOf(std::string_view bytes) { return Artifact{Sha256(bytes), std::string(bytes)}; }
+Artifact ArtifactOf(std::string_view bytes) { return Artifact{Sha256(bytes), std::string(bytes), {}}; }
 
 Artifact ArtifactOfDigest(const oci::Digest& digest) {
   // A parsed Digest is 64 lowercase hex digits, so this decodes.
-  return Artifact{HexDecode(digest.hex()).value_or(""), std::nullopt};
+  return Artifact{HexDecode(digest.hex()).value_or(""), std::nullopt, {}};
+}
+
+Result<std::string> DigestOf(const Artifact& a, HashAlgorithm alg) {
+  if (alg == HashAlgorithm::kSha256) return a.sha256;
+  for (const ArtifactDigest& d : a.more) {
+    if (d.alg == alg) return d.digest;
+  }
+  if (a.bytes) return HashOf(alg, *a.bytes);
+  return Denied("the bundle signs the artifact's " + RekorName(alg) + ", and only its sha256 is known");
+}
+
+std::vector<HashAlgorithm> MessageHashes(const Bundle& b) {
+  std::vector<HashAlgorithm> out;
+  if (!b.message_signature) return out;
+  auto add = [&](std::optional<HashAlgorithm> alg) {
+    if (alg && *alg != HashAlgorithm::kSha256 && std::find(out.begin(), out.end(), *alg) == out.end())
+      out.push_back(*alg);
+  };
+  add(HashFromProtobufName(b.message_signature->digest_algorithm));
+  for (const TlogEntry& e : b.tlog_entries) {
+    auto logged = LoggedMessageHash(e);
+    if (logged.ok()) add(*logged);
+  }
+  return out;
 }
 
 Result<Artifact> ArtifactFromDigest(std::string_view text) {
@@ -175,13 +249,20 @@ Result<Verified> VerifyBundle(const Bundle& b, const TrustedRoot& root, const Ar
   if (policy.identity.has_value() == static_cast<bool>(policy.key)) {
     return MakeError(ErrorKind::kInvalidInput, "verify with either an identity (keyless) or a key, not both or neither");
   }
+  IMGTOOL_TRY(ValidateTimePolicy(policy.times));
   auto signer = SignerOf(b, policy);
   if (!signer.ok()) return signer.error();
-  IMGTOOL_TRY(b.message_signature ? CheckMessage(*b.message_signature, a, signer->key)
-                                  : CheckDsse(*b.dsse_envelope, a, signer->key));
+  ArtifactDigest signed_digest;  // what a message signature signed; DSSE entries name the envelope instead
+  if (b.message_signature) {
+    auto d = CheckMessage(b, a, signer->key);
+    if (!d.ok()) return d.error();
+    signed_digest = std::move(*d);
+  } else {
+    IMGTOOL_TRY(CheckDsse(*b.dsse_envelope, a, signer->key));
+  }
   Verified out;
   out.content = b.message_signature ? "message signature" : "DSSE " + b.dsse_envelope->payload_type;
-  IMGTOOL_TRY(CheckTimes(b, root, *signer, a, &out));
+  IMGTOOL_TRY(CheckTimes(b, root, *signer, signed_digest, policy.times, &out));
   if (policy.key) {
     out.signer = "key sha256:" + HexEncode(Sha256(signer->verifier_der));
     return out;

@@ -3,7 +3,7 @@
 // identities: the input is a bundle, parsed and, when it parses, verified against the
 // public-good trusted root built into imgtool, for the conformance suite's artifact (so a
 // seed from the suite gets past the signature to the log, timestamp and certificate
-// checks) and for its digest alone.
+// checks) and for its digest alone, under a time policy that varies with the input.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,8 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const regexp::GoRegexp kSubject = *regexp::GoRegexp::Compile("^https://github.com/sigstore-conformance/.*$");
   sigstore::VerifyPolicy policy;
   policy.identity = sigstore::IdentityPolicy{"", kSubject, "https://token.actions.githubusercontent.com", {}};
+  // The time policy varies with the input's length, so strict mode and the thresholds
+  // (signed_times.h) are reached too.
+  policy.times = sigstore::TimePolicy{1 + static_cast<int>(size % 3), static_cast<int>(size % 2), size % 5 == 0};
+  (void)sigstore::MessageHashes(*bundle);
   const sigstore::Artifact artifact = sigstore::ArtifactOf(std::string(kArtifact, sizeof(kArtifact) - 1));
   (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), artifact, policy);
-  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), sigstore::Artifact{artifact.sha256, std::nullopt}, policy);
+  (void)sigstore::VerifyBundle(*bundle, fuzz::PublicGoodRoot(), sigstore::Artifact{artifact.sha256, std::nullopt, {}},
+                               policy);
   return 0;
 }
