@@ -161,7 +161,8 @@ class ZstdReader : public oci::Reader {
       if (pos_ == size_ && in_.eof() && frame_open_) {
         return MakeError(ErrorKind::kIntegrity, name_ + ": truncated zstd stream");
       }
-      if (!moved && pos_ < size_) return MakeError(ErrorKind::kIntegrity, name_ + ": corrupt zstd stream (no progress)");
+      if (!moved && pos_ < size_)
+        return MakeError(ErrorKind::kIntegrity, name_ + ": corrupt zstd stream (no progress)");
     }
   }
 

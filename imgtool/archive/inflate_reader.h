@@ -18,7 +18,7 @@
 namespace imgtool::archive {
 
 struct Inflating {
-  std::unique_ptr<oci::Reader> reader;  // the uncompressed bytes
+  std::unique_ptr<oci::Reader> reader;           // the uncompressed bytes
   Compression compression = Compression::kNone;  // what the stream was
 };
 

@@ -201,9 +201,11 @@ std::vector<Refused> RefusedRows() {
   const std::string hex64(64, 'b');
   const std::string sha512 = "sha512:" + std::string(128, 'c');
   return {
-      {"golden", "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+      {"golden",
+       "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
        "docker://HOST/REPO[:TAG|@DIGEST]"},
-      {"docker:nginx", "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+      {"docker:nginx",
+       "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
        "docker://HOST/REPO[:TAG|@DIGEST]"},
       {"docker://", "the name is empty"},
       {"docker://" + hex64, "'" + hex64 + "' is 64 hex digits: an image ID, not a repository"},

@@ -15,9 +15,7 @@ namespace imgtool::tarball {
 
 namespace {
 
-Error Errno(const std::string& what) {
-  return MakeError(ErrorKind::kInternal, what + ": " + std::strerror(errno));
-}
+Error Errno(const std::string& what) { return MakeError(ErrorKind::kInternal, what + ": " + std::strerror(errno)); }
 
 // pread until `n` bytes or the end of the file; the count read.
 Result<size_t> PreadFull(int fd, uint64_t offset, char* buf, size_t n) {

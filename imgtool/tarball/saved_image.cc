@@ -106,8 +106,8 @@ Result<std::vector<SavedLayer>> ReadLayers(const std::shared_ptr<const SavedArch
 }
 
 std::string Descriptor(std::string_view media_type, uint64_t size, const oci::Digest& digest) {
-  return R"({"mediaType":")" + std::string(media_type) + R"(","size":)" + std::to_string(size) +
-         R"(,"digest":")" + digest.str() + R"("})";
+  return R"({"mediaType":")" + std::string(media_type) + R"(","size":)" + std::to_string(size) + R"(,"digest":")" +
+         digest.str() + R"("})";
 }
 
 }  // namespace
@@ -115,8 +115,7 @@ std::string Descriptor(std::string_view media_type, uint64_t size, const oci::Di
 std::string SchemaTwoManifest(const oci::Digest& config, uint64_t config_size,
                               const std::vector<std::pair<oci::Digest, uint64_t>>& layers) {
   std::string out = R"({"schemaVersion":2,"mediaType":")" + std::string(oci::kMediaTypeDockerManifest) +
-                    R"(","config":)" + Descriptor(oci::kMediaTypeDockerConfig, config_size, config) +
-                    R"(,"layers":[)";
+                    R"(","config":)" + Descriptor(oci::kMediaTypeDockerConfig, config_size, config) + R"(,"layers":[)";
   for (size_t i = 0; i < layers.size(); ++i) {
     if (i > 0) out += ',';
     out += Descriptor(oci::kMediaTypeDockerLayerGzip, layers[i].second, layers[i].first);
@@ -126,7 +125,7 @@ std::string SchemaTwoManifest(const oci::Digest& config, uint64_t config_size,
 
 Result<SynthesizedImage> SynthesizeImage(const std::shared_ptr<const SavedArchive>& archive, size_t index) {
   const SavedImage& item = archive->images().at(index);
-  const std::string what = archive->name() + ": image @" + std::to_string(index);
+  const std::string what = "image @" + std::to_string(index);
   auto config = ReadConfig(*archive, item, what);
   if (!config.ok()) return config.error();
   auto layers = ReadLayers(archive, item, config->diff_ids, what);
@@ -140,8 +139,12 @@ Result<SynthesizedImage> SynthesizeImage(const std::shared_ptr<const SavedArchiv
   std::vector<std::pair<oci::Digest, uint64_t>> listed;  // every diff_id, repeats too, as skopeo lists them
   for (const auto& d : config->diff_ids) listed.emplace_back(d, sizes[d]);
   image.manifest = SchemaTwoManifest(image.config_digest, image.config.size(), listed);
-  image.descriptor = oci::Descriptor{std::string(oci::kMediaTypeDockerManifest), oci::Digest::Of(image.manifest),
-                                     static_cast<int64_t>(image.manifest.size()), {}, {}, {}};
+  image.descriptor = oci::Descriptor{std::string(oci::kMediaTypeDockerManifest),
+                                     oci::Digest::Of(image.manifest),
+                                     static_cast<int64_t>(image.manifest.size()),
+                                     {},
+                                     {},
+                                     {}};
   return image;
 }
 

@@ -47,7 +47,8 @@ std::string ResolveLink(const std::string& clean, std::string_view target) {
 Result<TarMember> MemberOf(struct archive* a, struct archive_entry* e, const std::string& clean, uint64_t file_size) {
   const std::string what = "member " + Q(clean);
   if (archive_entry_hardlink(e) != nullptr) {
-    return MakeError(ErrorKind::kInvalidInput, what + " is a hardlink; a docker-archive holds files, folders and symlinks");
+    return MakeError(ErrorKind::kInvalidInput,
+                     what + " is a hardlink; a docker-archive holds files, folders and symlinks");
   }
   TarMember m;
   switch (archive_entry_filetype(e)) {

@@ -57,8 +57,8 @@ TEST(CleanMemberName, AsGoPathCleanInsideTheArchive) {
 // ustar, pax extended headers (long and non-ASCII names), GNU long-name headers.
 TEST(TarIndex, OffsetsPointAtTheContentInEveryDialect) {
   const std::string long_name = std::string(150, 'n') + "/layer.tar";
-  for (int format : {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE,
-                     ARCHIVE_FORMAT_TAR_GNUTAR, ARCHIVE_FORMAT_TAR_USTAR}) {
+  for (int format : {ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE, ARCHIVE_FORMAT_TAR_GNUTAR,
+                     ARCHIVE_FORMAT_TAR_USTAR}) {
     SCOPED_TRACE(format);
     ScratchDir dir;
     std::vector<TarEntry> entries = {File("manifest.json", "[]"), File("b/c.json", std::string(1000, 'c')),
@@ -79,8 +79,9 @@ TEST(TarIndex, OffsetsPointAtTheContentInEveryDialect) {
 
 TEST(TarIndex, SymlinksResolveByNameOneHop) {
   ScratchDir dir;
-  std::string path = WriteTar(dir / "t.tar", {File("blobs/sha256/aa", "layer"), Link("id/layer.tar", "../blobs/sha256/aa"),
-                                              Link("twice", "id/layer.tar"), testing::Other("folder", AE_IFDIR)});
+  std::string path =
+      WriteTar(dir / "t.tar", {File("blobs/sha256/aa", "layer"), Link("id/layer.tar", "../blobs/sha256/aa"),
+                               Link("twice", "id/layer.tar"), testing::Other("folder", AE_IFDIR)});
   auto index = IndexOf(path);
   ASSERT_TRUE(index.ok()) << index.error().message;
   auto via = index->File("id/layer.tar", true);
@@ -96,8 +97,10 @@ TEST(TarIndex, SymlinksResolveByNameOneHop) {
 TEST(TarIndex, HostileMembersRefuseTheArchive) {
   EXPECT_EQ(Refusal({File("../../evil", "x")}), "t.tar: member '../../evil' lies outside the archive; refusing it");
   EXPECT_EQ(Refusal({File("/etc/passwd", "x")}), "t.tar: member '/etc/passwd' lies outside the archive; refusing it");
-  EXPECT_EQ(Refusal({File("a", "1"), File("./a", "2")}), "t.tar: member 'a' appears twice; refusing an ambiguous archive");
-  EXPECT_EQ(Refusal({Link("l", "../../etc/shadow")}), "t.tar: symlink 'l' -> '../../etc/shadow' leads outside the archive");
+  EXPECT_EQ(Refusal({File("a", "1"), File("./a", "2")}),
+            "t.tar: member 'a' appears twice; refusing an ambiguous archive");
+  EXPECT_EQ(Refusal({Link("l", "../../etc/shadow")}),
+            "t.tar: symlink 'l' -> '../../etc/shadow' leads outside the archive");
   EXPECT_EQ(Refusal({Link("l", "/etc/shadow")}), "t.tar: symlink 'l' -> '/etc/shadow' leads outside the archive");
   EXPECT_EQ(Refusal({File("a", "1"), {"h", "", AE_IFREG, "a"}}),
             "t.tar: member 'h' is a hardlink; a docker-archive holds files, folders and symlinks");
@@ -149,7 +152,8 @@ TEST(ManifestJson, RefusesWhatIsNotOne) {
   EXPECT_EQ(why(R"([{"Config":"c","RepoTags":[1]}])"),
             "manifest.json image @0: RepoTags holds something that is not a string");
   EXPECT_NE(why(R"([{"Config":"c","Config":"d"}])").find("duplicate"), std::string::npos);
-  EXPECT_NE(why(std::string(200, '[') + std::string(200, ']')).find("nested deeper than 128 levels"), std::string::npos);
+  EXPECT_NE(why(std::string(200, '[') + std::string(200, ']')).find("nested deeper than 128 levels"),
+            std::string::npos);
 }
 
 // Every list is capped before it is walked: 1,001 images, layers or tags are refused.

@@ -21,15 +21,14 @@ std::optional<std::string> NormalTag(const std::string& repo_tag) {
   return n->host + "/" + n->repository + ":" + n->tag;
 }
 
-Result<size_t> ImageNumber(const std::string& text, size_t count, const std::string& archive) {
+Result<size_t> ImageNumber(const std::string& text, size_t count) {
   std::string digits = text.substr(1);
   if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) {
-    return MakeError(ErrorKind::kInvalidInput, archive + ": " + Q(text) + " is not an image number (@0, @1, ...)");
+    return MakeError(ErrorKind::kInvalidInput, Q(text) + " is not an image number (@0, @1, ...)");
   }
   size_t n = std::stoul(digits);
   if (n >= count) {
-    return MakeError(ErrorKind::kNotFound,
-                     archive + ": no image " + text + " (it holds " + std::to_string(count) + ", from @0)");
+    return MakeError(ErrorKind::kNotFound, "no image " + text + " (it holds " + std::to_string(count) + ", from @0)");
   }
   return n;
 }
@@ -67,22 +66,22 @@ Result<size_t> TarballRepository::Select(const std::string& wanted) const {
   const auto& images = archive_->images();
   if (wanted.empty()) {
     if (images.size() == 1) return size_t{0};
-    if (images.empty()) return MakeError(ErrorKind::kNotFound, name() + ": manifest.json lists no images");
+    if (images.empty()) return MakeError(ErrorKind::kNotFound, "manifest.json lists no images");
     auto tags = Tags();
     std::string listed;
     for (size_t i = 0; tags.ok() && i < tags->size() && i < 8; ++i) listed += (i ? ", " : "") + Q((*tags)[i]);
-    return MakeError(ErrorKind::kInvalidInput, name() + " holds " + std::to_string(images.size()) +
-                                                   " images: name one, " + name() + ":NAME:TAG or " + name() +
-                                                   ":@N" + (listed.empty() ? "" : " (tagged " + listed + ")"));
+    return MakeError(ErrorKind::kInvalidInput, "it holds " + std::to_string(images.size()) + " images: name one, " +
+                                                   name() + ":NAME:TAG or " + name() + ":@N" +
+                                                   (listed.empty() ? "" : " (tagged " + listed + ")"));
   }
-  if (wanted[0] == '@') return ImageNumber(wanted, images.size(), name());
+  if (wanted[0] == '@') return ImageNumber(wanted, images.size());
   auto normal = NormalTag(wanted);  // "sha256-<hex>.sig" and the like name no tag: not found
   for (size_t i = 0; normal && i < images.size(); ++i) {
     for (const auto& t : images[i].repo_tags) {
       if (NormalTag(t) == normal) return i;
     }
   }
-  return MakeError(ErrorKind::kNotFound, name() + ": no image tagged " + Q(wanted));
+  return MakeError(ErrorKind::kNotFound, "no image tagged " + Q(wanted));
 }
 
 Result<oci::Descriptor> TarballRepository::Resolve(const std::string& wanted) const {

@@ -5,7 +5,8 @@
 // Names, as containers/image takes them: "" the only image (several are an error that
 // lists them), "@N" the N-th, "NAME:TAG" the image whose RepoTags hold that name once
 // both are normalised (busybox = docker.io/library/busybox). Signatures have no place
-// in a docker-archive: every sha256-<hex> tag is simply not found.
+// in a docker-archive: every sha256-<hex> tag is simply not found. Errors about the image
+// asked for do not repeat the archive's name: the caller names the reference.
 #pragma once
 
 #include <map>

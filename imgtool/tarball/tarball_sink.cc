@@ -172,7 +172,8 @@ Status TarballSink::PutManifest(const oci::Descriptor& d, const std::string& byt
   auto m = oci::ParseManifest(bytes, "manifest " + d.digest.Short());
   if (!m.ok()) return m.error();
   const std::string& config_type = m->config.media_type;
-  if (!m->artifact_type.empty() || (config_type != oci::kMediaTypeConfig && config_type != oci::kMediaTypeDockerConfig)) {
+  if (!m->artifact_type.empty() ||
+      (config_type != oci::kMediaTypeConfig && config_type != oci::kMediaTypeDockerConfig)) {
     return NotAnImage(name_, "artifact " + d.digest.Short() + " (config " + Q(config_type) + ")");
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -36,7 +36,8 @@ class TarballSink : public oci::Sink {
                                                    const std::string& repo_tag);
   std::string name() const override { return name_; }
   Result<oci::PutOutcome> PutBlob(const oci::Blob& blob, const std::function<void(uint64_t)>& progress) override;
-  Status PutManifest(const oci::Descriptor& d, const std::string& bytes, const std::optional<std::string>& tag) override;
+  Status PutManifest(const oci::Descriptor& d, const std::string& bytes,
+                     const std::optional<std::string>& tag) override;
   Status Commit() override;
   void Discard() override {}  // nothing is at FILE before Commit; staging goes with the sink
 
@@ -52,7 +53,7 @@ class TarballSink : public oci::Sink {
   };
   std::string path_, name_, repo_tag_;
   fs::TempDir staging_;
-  std::mutex mu_;  // PutBlob runs on several threads
+  std::mutex mu_;                                 // PutBlob runs on several threads
   std::map<oci::Digest, std::string> documents_;  // blobs that are not layers (the config)
   std::map<oci::Digest, uint64_t> layers_;        // staged, by diff_id: uncompressed size
   std::optional<Image> image_;

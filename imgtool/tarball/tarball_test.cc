@@ -84,7 +84,7 @@ TEST(TarballRead, MadeUpManifestIsSkopeos) {
   EXPECT_EQ((*repo)->Open("docker.io/library/app:v1")->descriptor.digest, node->descriptor.digest);
   EXPECT_EQ((*repo)->Open("localhost:5000/team/app:v2")->descriptor.digest, node->descriptor.digest);
   EXPECT_EQ((*repo)->Open("@0")->descriptor.digest, node->descriptor.digest);
-  EXPECT_EQ((*repo)->Open("@1").error().message, "docker-archive:t.tar: no image @1 (it holds 1, from @0)");
+  EXPECT_EQ((*repo)->Open("@1").error().message, "no image @1 (it holds 1, from @0)");
   EXPECT_EQ((*repo)->Open("docker.io/library/app:v2").error().kind, ErrorKind::kNotFound);
   EXPECT_EQ((*repo)->Open("sha256-" + std::string(64, 'a') + ".sig").error().kind, ErrorKind::kNotFound);
 }
@@ -95,9 +95,9 @@ TEST(TarballRead, DigestDependsOnContentNotOnStorage) {
   ScratchDir dir;
   Saved s = MakeSaved(dir);
   auto plain_gz = MakeLayer(dir, "gzip layer", Compression::kNone);
-  std::string path = WriteTar(dir / "plain.tar", {File("a.tar", s.plain.bytes), File("b.tar", plain_gz.bytes),
-                                                  File("c.json", s.config),
-                                                  File("manifest.json", R"([{"Config":"c.json","Layers":["a.tar","b.tar"]}])")});
+  std::string path = WriteTar(dir / "plain.tar",
+                              {File("a.tar", s.plain.bytes), File("b.tar", plain_gz.bytes), File("c.json", s.config),
+                               File("manifest.json", R"([{"Config":"c.json","Layers":["a.tar","b.tar"]}])")});
   EXPECT_EQ((*OpenSaved(path))->Open("")->descriptor.digest, (*OpenSaved(s.path))->Open("")->descriptor.digest);
 }
 
@@ -107,13 +107,13 @@ TEST(TarballRead, SeveralImagesAreNamedNotGuessed) {
   auto b = MakeLayer(dir, "b", Compression::kNone);
   std::string manifest = R"([{"Config":"a.json","RepoTags":["a:1"],"Layers":["a.tar"]},)"
                          R"({"Config":"b.json","RepoTags":["b:2"],"Layers":["b.tar"]}])";
-  std::string path =
-      WriteTar(dir / "two.tar", {File("a.tar", a.bytes), File("b.tar", b.bytes), File("a.json", testing::ConfigFor({a.diff_id})),
-                                 File("b.json", testing::ConfigFor({b.diff_id})), File("manifest.json", manifest)});
+  std::string path = WriteTar(
+      dir / "two.tar", {File("a.tar", a.bytes), File("b.tar", b.bytes), File("a.json", testing::ConfigFor({a.diff_id})),
+                        File("b.json", testing::ConfigFor({b.diff_id})), File("manifest.json", manifest)});
   auto repo = OpenSaved(path);
   ASSERT_TRUE(repo.ok()) << repo.error().message;
   EXPECT_EQ((*repo)->Open("").error().message,
-            "docker-archive:t.tar holds 2 images: name one, docker-archive:t.tar:NAME:TAG or docker-archive:t.tar:@N "
+            "it holds 2 images: name one, docker-archive:t.tar:NAME:TAG or docker-archive:t.tar:@N "
             "(tagged 'docker.io/library/a:1', 'docker.io/library/b:2')");
   auto first = (*repo)->Open("docker.io/library/a:1");
   auto second = (*repo)->Open("@1");
@@ -146,8 +146,8 @@ TEST(TarballRead, EveryLayerIsHeldToItsDiffId) {
   auto lie = (*OpenSaved(path))->Open("");
   ASSERT_FALSE(lie.ok());
   EXPECT_EQ(lie.error().kind, ErrorKind::kIntegrity);
-  EXPECT_EQ(lie.error().message, "docker-archive:t.tar: image @0: layer 'g' inflates to " + other.diff_id.str() +
-                                     ", not its diff_id " + s.gzip.diff_id.str());
+  EXPECT_EQ(lie.error().message,
+            "image @0: layer 'g' inflates to " + other.diff_id.str() + ", not its diff_id " + s.gzip.diff_id.str());
 }
 
 TEST(TarballRead, IncompleteOrHostileTarballsAreRefused) {
@@ -161,12 +161,12 @@ TEST(TarballRead, IncompleteOrHostileTarballsAreRefused) {
   };
   const std::string two = R"([{"Config":"c","Layers":["p","g"]}])";
   EXPECT_EQ(open({File("p", s.plain.bytes), File("c", s.config), File("manifest.json", two)}),
-            "docker-archive:t.tar: image @0: layer 'g' (diff_id " + s.gzip.diff_id.str() +
-                ") is missing from the archive");
+            "image @0: layer 'g' (diff_id " + s.gzip.diff_id.str() + ") is missing from the archive");
   EXPECT_EQ(open({File("p", s.plain.bytes), File("manifest.json", two)}),
-            "docker-archive:t.tar: image @0: config 'c' is missing from the archive");
-  EXPECT_EQ(open({File("p", s.plain.bytes), File("c", s.config), File("manifest.json", R"([{"Config":"c","Layers":["p"]}])")}),
-            "docker-archive:t.tar: image @0: manifest.json names 1 layers, the config 2 diff_ids");
+            "image @0: config 'c' is missing from the archive");
+  EXPECT_EQ(open({File("p", s.plain.bytes), File("c", s.config),
+                  File("manifest.json", R"([{"Config":"c","Layers":["p"]}])")}),
+            "image @0: manifest.json names 1 layers, the config 2 diff_ids");
   EXPECT_EQ(open({File("real.json", "[]"), Link("manifest.json", "real.json")}),
             "docker-archive:t.tar: 'manifest.json' is not a regular file");
   EXPECT_EQ(open({File("repositories", "{}")}),
@@ -177,7 +177,7 @@ TEST(TarballRead, IncompleteOrHostileTarballsAreRefused) {
   EXPECT_EQ(open({File("c", s.config), Link("p", "/etc/passwd"), File("manifest.json", two)}),
             "docker-archive:t.tar: symlink 'p' -> '/etc/passwd' leads outside the archive");
   EXPECT_EQ(open({File("c", R"({"rootfs":{"type":"layers"}})"), File("manifest.json", R"([{"Config":"c"}])")}),
-            "docker-archive:t.tar: image @0: config 'c': $.rootfs.diff_ids missing");
+            "image @0: config 'c': $.rootfs.diff_ids missing");
 }
 
 TEST(TarballRead, ACompressedTarballIsInflatedFirst) {
@@ -267,8 +267,9 @@ TEST(TarballWrite, RefusesWhatADockerArchiveCannotHoldAndWritesNothing) {
   Status lie = WriteTo(**TarballSink::Open(out, "docker-archive:out", ""), *oci::AddManifest(store, m), "");
   ASSERT_FALSE(lie.ok());
   EXPECT_EQ(lie.error().kind, ErrorKind::kIntegrity);
-  EXPECT_NE(lie.error().message.find("inflates to " + real.diff_id.str() + ", not its diff_id " + claimed.diff_id.str()),
-            std::string::npos)
+  EXPECT_NE(
+      lie.error().message.find("inflates to " + real.diff_id.str() + ", not its diff_id " + claimed.diff_id.str()),
+      std::string::npos)
       << lie.error().message;
   EXPECT_FALSE(fs::Exists(out));
 }

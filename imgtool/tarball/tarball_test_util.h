@@ -29,7 +29,9 @@ inline TarEntry File(std::string name, std::string content) {
   return {std::move(name), std::move(content), AE_IFREG, ""};
 }
 inline TarEntry Other(std::string name, unsigned type) { return {std::move(name), "", type, ""}; }
-inline TarEntry Link(std::string name, std::string target) { return {std::move(name), "", AE_IFLNK, std::move(target)}; }
+inline TarEntry Link(std::string name, std::string target) {
+  return {std::move(name), "", AE_IFLNK, std::move(target)};
+}
 
 // `format`: ARCHIVE_FORMAT_TAR_PAX_RESTRICTED, ARCHIVE_FORMAT_TAR_GNUTAR, ...
 inline std::string WriteTar(const std::string& path, const std::vector<TarEntry>& entries,

@@ -1,5 +1,7 @@
 #include "transport/copy.h"
 
+#include "oci/quote.h"
+
 namespace imgtool::transport {
 
 std::vector<std::string> ArtifactTags(const oci::Digest& d) {
@@ -30,9 +32,15 @@ Result<std::vector<std::string>> WriteArtifacts(const oci::Node& node, const oci
 namespace {
 
 // A docker-archive holds one image per entry: an index is refused before anything is
-// read, naming the platforms --platform can pick.
+// read, naming the platforms --platform can pick, and so is an artifact.
 Status CheckFitsDockerArchive(const oci::Node& node, const ref::Reference& dst) {
-  if (dst.transport != ref::Transport::kDockerArchive || !node.is_index()) return Status::Ok();
+  if (dst.transport != ref::Transport::kDockerArchive) return Status::Ok();
+  if (!node.is_index() && node.image->is_artifact()) {
+    return MakeError(ErrorKind::kInvalidInput, dst.str() + ": an artifact (" +
+                                                   oci::Quoted(node.image->artifact_type(), '\'') +
+                                                   ") cannot go into a docker-archive, which holds images only");
+  }
+  if (!node.is_index()) return Status::Ok();
   std::string platforms;
   for (const auto& c : node.index->children()) {
     if (!c.platform) continue;
@@ -41,8 +49,9 @@ Status CheckFitsDockerArchive(const oci::Node& node, const ref::Reference& dst) 
     platforms += (platforms.empty() ? "" : ", ") + p;
     if (platforms.size() > 200) break;
   }
-  return MakeError(ErrorKind::kInvalidInput, dst.str() + ": a docker-archive holds single images, not an index: choose "
-                                                         "one with --platform" +
+  return MakeError(ErrorKind::kInvalidInput, dst.str() +
+                                                 ": a docker-archive holds single images, not an index: choose "
+                                                 "one with --platform" +
                                                  (platforms.empty() ? "" : " (" + platforms + ")"));
 }
 

@@ -120,8 +120,8 @@ Result<std::unique_ptr<oci::Sink>> OpenSink(const ref::Reference& r, const SinkO
     }
     case ref::Transport::kDockerArchive: {
       if (r.source_index >= 0) {
-        return MakeError(ErrorKind::kInvalidInput, r.str() + ": @N picks an image to read; write to " +
-                                                       RepositoryName(r) + "[:NAME:TAG]");
+        return MakeError(ErrorKind::kInvalidInput,
+                         r.str() + ": @N picks an image to read; write to " + RepositoryName(r) + "[:NAME:TAG]");
       }
       auto sink = tarball::TarballSink::Open(r.path, RepositoryName(r), NameIn(r));
       if (!sink.ok()) return sink.error();
