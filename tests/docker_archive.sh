@@ -103,9 +103,11 @@ for d in "${IMGTOOL_REALWORLD:-}" "$REPO/tests/fixtures/realworld" "$REPO/../sha
   if [ -n "$d" ] && [ -f "$d/oci/oras-hello-world.tar" ]; then oras="$d/oci/oras-hello-world.tar" && break; fi
 done
 if [ -n "$oras" ]; then
-  assert_eq "$("$IMGTOOL" digest "docker-archive:$oras")" "$(raw_digest "docker-archive:$oras")" "a containerd export"
-  expect_exit 0 verify "docker-archive:$oras"
-  pass "Docker 25 tarball and containerd export (oras-go's hello-world.tar) read as docker-archive:, skopeo's digests"
+  for f in "$oras" "${oras%.tar}-prefixed-path.tar"; do  # the second names every member ./...
+    assert_eq "$("$IMGTOOL" digest "docker-archive:$f")" "$(raw_digest "docker-archive:$f")" "a containerd export"
+    expect_exit 0 verify "docker-archive:$f:hello-world:latest"
+  done
+  pass "Docker 25 tarball and containerd exports (oras-go's hello-world.tar, ./-prefixed too) read as docker-archive:, skopeo's digests"
 else
   pass "Docker 25 tarball read as docker-archive: (oras-go's containerd export not on this machine)"
 fi
