@@ -29,6 +29,11 @@ Status CheckOutputReference(const ref::Reference& output) {
                                                    ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG] (registry push "
                                                    "is not available in this version)");
   }
+  if (output.transport == ref::Transport::kDockerArchive) {
+    return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
+                                                   ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG], then imgtool "
+                                                   "copy it to docker-archive: (which holds no SBOM or signatures)");
+  }
   return Status::Ok();
 }
 

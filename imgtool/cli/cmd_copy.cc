@@ -104,7 +104,9 @@ int RunCopy(const CopyFlags& f, const std::string& verb) {
 void AddCopyLike(CLI::App& app, Action& run, const std::string& verb, const std::string& help) {
   auto f = std::make_shared<CopyFlags>();
   CLI::App* cmd = app.add_subcommand(verb, help);
-  cmd->add_option("src", f->src, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]")
+  cmd->add_option("src", f->src,
+                  "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+                  "docker://HOST/REPO[:TAG|@DIGEST]")
       ->required();
   cmd->add_option("dest", f->dest, "Where to copy it (same forms)")->required();
   AddRemoteFlags(cmd, f->common);
@@ -170,8 +172,12 @@ void AddCopyCommands(CLI::App& app, Action& run) {
               "signatures, attestations and SBOM (sha256-<hex>.sig/.att/.sbom, also each child's).\n"
               "Every blob is checked (size, sha256) as it streams, before it is committed.\n"
               "Pipeline: open -> blobs (skip / mount / resumable upload / checked download) ->\n"
-              "manifests, children first -> sink -> sibling artifacts.\n\n"
+              "manifests, children first -> sink -> sibling artifacts.\n"
+              "A docker-archive: DEST (docker save / docker load) takes one image (--platform picks one\n"
+              "of an index), with its layers uncompressed and no signatures; the digest printed is\n"
+              "then the one a reader of it gets (the manifest skopeo makes up for it).\n\n"
               "Examples:\n  imgtool copy oci:out/golden:latest docker://127.0.0.1:5000/golden:v1\n"
+              "  imgtool copy oci:out/golden:latest docker-archive:golden.tar:golden:v1\n"
               "  imgtool copy --platform linux/arm64 docker://127.0.0.1:5000/golden:multi oci:out/arm64:v1");
   AddCopyLike(app, run, "push",
               "Push a local image to a registry (copy with a local SRC and a docker:// DEST).\n\n"
@@ -196,7 +202,8 @@ void AddCopyCommands(CLI::App& app, Action& run) {
   CLI::App* tags = app.add_subcommand("tags",
                                       "List the tags of a repository (signatures live at sha256-<hex>.sig tags).\n\n"
                                       "Example:\n  imgtool tags docker://registry.example:5000/golden");
-  tags->add_option("repo", tf->ref, "docker://[HOST/]REPO, oci:DIR or oci-archive:FILE")->required();
+  tags->add_option("repo", tf->ref, "docker://[HOST/]REPO, oci:DIR, oci-archive:FILE or docker-archive:FILE")
+      ->required();
   AddRemoteFlags(tags, tf->remote);
   tags->add_flag("--json", tf->json, "Print a JSON object");
   tags->callback([tf, &run] { run = [tf] { return RunTags(*tf); }; });

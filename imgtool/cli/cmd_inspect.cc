@@ -189,7 +189,8 @@ int RunInspect(const InspectFlags& f) {
   return 0;
 }
 
-const char* kRefHelp = "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://[HOST/]REPO[:TAG|@DIGEST]";
+const char* kRefHelp =
+    "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG|:@N] or docker://[HOST/]REPO[:TAG|@DIGEST]";
 
 }  // namespace
 

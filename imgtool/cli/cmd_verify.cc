@@ -234,7 +234,9 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest\n"
                          "  imgtool verify --certificate-identity https://github.com/org/repo/.github/workflows/ci.yml@refs/heads/main \\\n"
                          "    --certificate-oidc-issuer https://token.actions.githubusercontent.com docker://registry.example:5000/app:v1");
-  cmd->add_option("ref", f->ref, "oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://[HOST/]REPO[:TAG|@DIGEST]")
+  cmd->add_option("ref", f->ref,
+                  "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG|:@N] or "
+                  "docker://[HOST/]REPO[:TAG|@DIGEST]")
       ->required();
   AddRemoteFlags(cmd, f->remote);
   cmd->add_flag("--json", f->json, "Print a JSON report");

@@ -57,6 +57,35 @@ Result<Reference> ParsePathAndTag(const std::string& text, const std::string& re
   return ref;
 }
 
+// docker-archive:FILE[:NAME[:TAG]|:@N], as containers/image reads it: the path ends at the
+// first ':', NAME is normalised as docker:// names are (its tag "latest" when none is
+// written), and @N is the N-th image of the archive's manifest.json. A docker-archive
+// holds no manifests of its own, so nothing in it has a digest to name.
+Result<Reference> ParseDockerArchive(const std::string& text, const std::string& rest) {
+  Reference ref;
+  ref.transport = Transport::kDockerArchive;
+  auto colon = rest.find(':');
+  ref.path = rest.substr(0, colon);
+  if (ref.path.empty()) return Bad(text, "path is empty");
+  if (colon == std::string::npos) return ref;
+  std::string_view name = std::string_view(rest).substr(colon + 1);
+  if (!name.empty() && name[0] == '@') {
+    std::string_view n = name.substr(1);
+    if (n.empty() || n.size() > 6 || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Bad(text, oci::Quoted(name, '\'') + " is not an image number (@0, @1, ...)");
+    }
+    ref.source_index = std::stoi(std::string(n));
+    return ref;
+  }
+  auto parsed = ParseDockerName(name);
+  if (!parsed.ok()) return Bad(text, parsed.error().message);
+  if (!parsed->digest.empty()) return Bad(text, "a docker-archive names its images by NAME:TAG or @N, not by digest");
+  ref.host = std::move(parsed->host);
+  ref.repository = std::move(parsed->repository);
+  ref.tag = parsed->tag.empty() ? "latest" : std::move(parsed->tag);
+  return ref;
+}
+
 }  // namespace
 
 Reference FromDockerName(DockerName name) {
@@ -72,12 +101,15 @@ Reference FromDockerName(DockerName name) {
 Result<Reference> ParseReference(const std::string& text) {
   if (text.rfind("oci:", 0) == 0) return ParsePathAndTag(text, text.substr(4), Transport::kOciLayout);
   if (text.rfind("oci-archive:", 0) == 0) return ParsePathAndTag(text, text.substr(12), Transport::kOciArchive);
+  if (text.rfind("docker-archive:", 0) == 0) return ParseDockerArchive(text, text.substr(15));
   if (text.rfind("docker://", 0) == 0) {
     auto name = ParseDockerName(std::string_view(text).substr(9));
     if (!name.ok()) return Bad(text, name.error().message);
     return FromDockerName(std::move(*name));
   }
-  return Bad(text, "want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]");
+  return Bad(text,
+             "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+             "docker://HOST/REPO[:TAG|@DIGEST]");
 }
 
 std::string Reference::str() const {
@@ -89,6 +121,9 @@ std::string Reference::str() const {
     case Transport::kDocker:
       return "docker://" + host + "/" + repository + (tag.empty() ? "" : ":" + tag) +
              (digest.empty() ? "" : "@" + digest);
+    case Transport::kDockerArchive:
+      if (source_index >= 0) return "docker-archive:" + path + ":@" + std::to_string(source_index);
+      return "docker-archive:" + path + (repository.empty() ? "" : ":" + host + "/" + repository + ":" + tag);
   }
   return "";
 }

@@ -2,6 +2,9 @@
 //   oci:DIR[:TAG|@DIGEST]            an OCI image layout folder
 //   oci-archive:FILE[:TAG|@DIGEST]   a tar of such a folder
 //   docker://[HOST[:PORT]/]REPO[:TAG][@DIGEST]   a registry
+//   docker-archive:FILE[:NAME[:TAG]|:@N]   a `docker save` tarball (skopeo's grammar:
+//       the path ends at the first ':'; NAME is a docker name, normalised as for
+//       docker://, its tag "latest" when none is written; @N is the N-th image, from 0)
 // As in containers/image, an oci path ends at the first ':' after the transport.
 // docker:// names follow docker/distribution's grammar and Docker Hub's short names
 // (docker_name.h): docker://nginx is host docker.io, repository library/nginx, and
@@ -22,7 +25,7 @@
 
 namespace imgtool::ref {
 
-enum class Transport { kOciLayout, kOciArchive, kDocker };
+enum class Transport { kOciLayout, kOciArchive, kDocker, kDockerArchive };
 
 struct Reference {
   Transport transport = Transport::kOciLayout;
@@ -32,6 +35,9 @@ struct Reference {
   std::string host;
   std::string repository;
   std::string digest;  // "sha256:..." when pinned (docker://...@, oci:DIR@, oci-archive:FILE@)
+  // docker-archive:FILE:@N: the N-th image of manifest.json; -1 when not given. A
+  // docker-archive's NAME:TAG goes in host, repository and tag (tag never empty then).
+  int source_index = -1;
 
   // The canonical text: ParseReference(str()) gives this Reference back.
   std::string str() const;

@@ -25,14 +25,14 @@ std::vector<std::string> Words(const std::string& text) {
 // Mostly the grammar's own characters, so that many inputs get deep into it; now and then
 // a whole digest or any byte at all.
 std::string RandomReference(std::mt19937& rng) {
-  static const std::string kPrefixes[] = {"docker://", "oci:", "oci-archive:", "", "docker:/"};
+  static const std::string kPrefixes[] = {"docker://", "oci:", "oci-archive:", "", "docker:/", "docker-archive:"};
   static const std::string kLetters[] = {"a", "b", "z", "0", "9", "app", "v1"};
   static const std::vector<std::string> kPieces =
       Words(". _ __ - -- / / : : @ A [ ] ::1 localhost docker.io index.docker.io library sha256: sha512: latest 5000");
   const std::string digest = "sha256:" + std::string(64, 'e');
   std::uniform_int_distribution<int> pick(0, 99);
   std::uniform_int_distribution<int> byte(0, 255);
-  std::string s = kPrefixes[pick(rng) % 5];
+  std::string s = kPrefixes[pick(rng) % std::size(kPrefixes)];
   int pieces = pick(rng) % 16;
   for (int i = 0; i < pieces; ++i) {
     int p = pick(rng);

@@ -61,8 +61,8 @@ TEST(Reference, LocalPinnedByDigest) {
 
 TEST(Reference, ErrorsSayWhatIsWanted) {
   EXPECT_EQ(ParseReference("golden").error().message,
-            "image reference 'golden': want oci:DIR[:TAG], oci-archive:FILE[:TAG] or "
-            "docker://HOST/REPO[:TAG|@DIGEST]");
+            "image reference 'golden': want oci:DIR[:TAG], oci-archive:FILE[:TAG], "
+            "docker-archive:FILE[:NAME:TAG] or docker://HOST/REPO[:TAG|@DIGEST]");
   EXPECT_EQ(ParseReference("oci:dir:bad tag").error().message,
             "image reference 'oci:dir:bad tag': tag 'bad tag' is not a valid tag");
   EXPECT_FALSE(ParseReference("oci:").ok());
@@ -100,7 +100,21 @@ Reference Local(Transport t, std::string path, std::string tag = "", std::string
   return r;
 }
 
+Reference Saved(std::string path, std::string host, std::string repo, std::string tag) {
+  Reference r = Docker(std::move(host), std::move(repo), std::move(tag));
+  r.transport = Transport::kDockerArchive;
+  r.path = std::move(path);
+  return r;
+}
+
+Reference Indexed(std::string path, int index) {
+  Reference r = Local(Transport::kDockerArchive, std::move(path));
+  r.source_index = index;
+  return r;
+}
+
 std::vector<Accepted> AcceptedRows() {
+  const auto kDockerArchive = Transport::kDockerArchive;
   const auto kOci = Transport::kOciLayout;
   const auto kArchive = Transport::kOciArchive;
   const std::string tag128(128, 't');
@@ -162,6 +176,17 @@ std::vector<Accepted> AcceptedRows() {
       {"oci-archive:img.tar:latest", Local(kArchive, "img.tar", "latest"), "oci-archive:img.tar:latest"},
       {"oci-archive:/tmp/x.tar", Local(kArchive, "/tmp/x.tar"), "oci-archive:/tmp/x.tar"},
       {"oci-archive:img.tar@" + kD, Local(kArchive, "img.tar", kD, kD), "oci-archive:img.tar@" + kD},
+      // docker-archive: the path ends at the first ':'; a name as docker:// normalises it,
+      // tagged "latest" when no tag is written; @N an image by its place.
+      {"docker-archive:save.tar", Local(kDockerArchive, "save.tar"), "docker-archive:save.tar"},
+      {"docker-archive:save.tar:busybox", Saved("save.tar", "docker.io", "library/busybox", "latest"),
+       "docker-archive:save.tar:docker.io/library/busybox:latest"},
+      {"docker-archive:/a/s.tar:localhost:5000/team/app:v1", Saved("/a/s.tar", "localhost:5000", "team/app", "v1"),
+       "docker-archive:/a/s.tar:localhost:5000/team/app:v1"},
+      {"docker-archive:s@2x.tar:foo/bar:v2", Saved("s@2x.tar", "docker.io", "foo/bar", "v2"),
+       "docker-archive:s@2x.tar:docker.io/foo/bar:v2"},
+      {"docker-archive:s.tar:@0", Indexed("s.tar", 0), "docker-archive:s.tar:@0"},
+      {"docker-archive:s.tar:@007", Indexed("s.tar", 7), "docker-archive:s.tar:@7"},
   };
 }
 
@@ -176,8 +201,12 @@ std::vector<Refused> RefusedRows() {
   const std::string hex64(64, 'b');
   const std::string sha512 = "sha512:" + std::string(128, 'c');
   return {
-      {"golden", "want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]"},
-      {"docker:nginx", "want oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker://HOST/REPO[:TAG|@DIGEST]"},
+      {"golden",
+       "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+       "docker://HOST/REPO[:TAG|@DIGEST]"},
+      {"docker:nginx",
+       "want oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG] or "
+       "docker://HOST/REPO[:TAG|@DIGEST]"},
       {"docker://", "the name is empty"},
       {"docker://" + hex64, "'" + hex64 + "' is 64 hex digits: an image ID, not a repository"},
       // Empty parts and trailing separators.
@@ -243,6 +272,15 @@ std::vector<Refused> RefusedRows() {
       {"oci-archive:", "path is empty"},
       {"oci-archive:x.tar:", "the tag is empty"},
       {"oci-archive:x.tar@SHA256:" + hex64, "unsupported digest algorithm 'SHA256' (only sha256)"},
+      {"docker-archive:", "path is empty"},
+      {"docker-archive::busybox", "path is empty"},
+      {"docker-archive:s.tar:", "the name is empty"},
+      {"docker-archive:s.tar:Busybox", "repository 'Busybox' must be lowercase"},
+      {"docker-archive:s.tar:busybox@" + kD, "a docker-archive names its images by NAME:TAG or @N, not by digest"},
+      {"docker-archive:s.tar:@", "'@' is not an image number (@0, @1, ...)"},
+      {"docker-archive:s.tar:@-1", "'@-1' is not an image number (@0, @1, ...)"},
+      {"docker-archive:s.tar:@1x", "'@1x' is not an image number (@0, @1, ...)"},
+      {"docker-archive:s.tar:@1234567", "'@1234567' is not an image number (@0, @1, ...)"},
   };
 }
 
@@ -259,6 +297,7 @@ TEST(ReferenceGrammar, AcceptedRowsNormaliseAndRoundTrip) {
     EXPECT_EQ(r->repository, row.want.repository);
     EXPECT_EQ(r->tag, row.want.tag);
     EXPECT_EQ(r->digest, row.want.digest);
+    EXPECT_EQ(r->source_index, row.want.source_index);
     EXPECT_EQ(r->str(), row.canonical);
     auto again = ParseReference(r->str());
     ASSERT_TRUE(again.ok()) << again.error().message;

@@ -5,6 +5,8 @@
 #include "layout/oci_archive.h"
 #include "oci/image_config.h"
 #include "remote/remote_store.h"
+#include "tarball/tarball_repository.h"
+#include "tarball/tarball_sink.h"
 
 namespace imgtool::transport {
 
@@ -16,11 +18,17 @@ std::string FolderName(std::string path) {
   return fs::BaseName(path);
 }
 
-// The reference without its tag or digest: "oci:out/golden", "docker://HOST/REPO".
+// The reference without its tag or digest: "oci:out/golden", "docker://HOST/REPO",
+// "docker-archive:save.tar" (a docker-archive's NAME:TAG is its tag).
 std::string RepositoryName(const ref::Reference& r) {
   ref::Reference bare = r;
   bare.tag.clear();
   bare.digest.clear();
+  if (r.transport == ref::Transport::kDockerArchive) {
+    bare.host.clear();
+    bare.repository.clear();
+    bare.source_index = -1;
+  }
   return bare.str();
 }
 
@@ -42,11 +50,20 @@ Result<std::shared_ptr<const oci::Repository>> OpenRepository(const ref::Referen
       if (!reg.ok()) return reg.error().Context(r.str());
       return std::shared_ptr<const oci::Repository>(std::make_shared<remote::RemoteRepository>(*reg, r.repository));
     }
+    case ref::Transport::kDockerArchive: {
+      auto repo = tarball::OpenTarballRepository(r.path, RepositoryName(r), FolderName(r.path));
+      if (!repo.ok()) return repo.error();
+      return std::shared_ptr<const oci::Repository>(*repo);
+    }
   }
   return MakeError(ErrorKind::kInternal, r.str() + ": unknown transport");
 }
 
 std::string NameIn(const ref::Reference& r) {
+  if (r.transport == ref::Transport::kDockerArchive) {  // "@N", "HOST/REPO:TAG", or "" for the only image
+    if (r.source_index >= 0) return "@" + std::to_string(r.source_index);
+    return r.repository.empty() ? "" : r.host + "/" + r.repository + ":" + r.tag;
+  }
   if (!r.digest.empty()) return r.digest;
   if (r.tag.empty() && r.transport == ref::Transport::kDocker) return "latest";
   return r.tag;
@@ -103,6 +120,15 @@ Result<std::unique_ptr<oci::Sink>> OpenSink(const ref::Reference& r, const SinkO
       auto reg = remote::Registry::Connect(r.host, options.registry);
       if (!reg.ok()) return reg.error().Context(r.str());
       return std::unique_ptr<oci::Sink>(std::make_unique<remote::RegistrySink>(*reg, r.repository, options.upload));
+    }
+    case ref::Transport::kDockerArchive: {
+      if (r.source_index >= 0) {
+        return MakeError(ErrorKind::kInvalidInput,
+                         r.str() + ": @N picks an image to read; write to " + RepositoryName(r) + "[:NAME:TAG]");
+      }
+      auto sink = tarball::TarballSink::Open(r.path, RepositoryName(r), NameIn(r));
+      if (!sink.ok()) return sink.error();
+      return std::unique_ptr<oci::Sink>(std::move(*sink));
     }
   }
   return MakeError(ErrorKind::kInternal, r.str() + ": unknown transport");

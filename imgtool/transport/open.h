@@ -1,6 +1,6 @@
 // The one place that knows the transports: a reference (ref/reference.h) becomes a
-// repository to read from (oci:, oci-archive:, docker://: layout and remote backends)
-// or a sink to write to. Every verb opens images through here and then works on the oci
+// repository to read from (oci:, oci-archive:, docker://, docker-archive:: layout, remote
+// and tarball backends) or a sink to write to. Every verb opens images through here and then works on the oci
 // views, so none of them switches on the transport itself.
 #pragma once
 
@@ -22,7 +22,8 @@ Result<std::shared_ptr<const oci::Repository>> OpenRepository(const ref::Referen
                                                               const remote::RegistryOptions& registry = {});
 
 // The manifest name a reference gives inside its repository: its digest when pinned,
-// else its tag; "latest" for a registry without either, "" (the only image) for a layout.
+// else its tag; "latest" for a registry without either, "" (the only image) for a layout;
+// "HOST/REPO:TAG", "@N" or "" for a docker-archive.
 std::string NameIn(const ref::Reference& ref);
 
 // An opened reference: what it names, and the repository it lives in (where its
@@ -43,7 +44,8 @@ struct SinkOptions {
   remote::UploadOptions upload;
 };
 // A destination: a layout folder (created when missing), an oci-archive (rewritten on
-// Commit with what it held plus what was written), or a registry repository.
+// Commit with what it held plus what was written), a registry repository, or a
+// docker-archive (one image, replacing the file on Commit).
 Result<std::unique_ptr<oci::Sink>> OpenSink(const ref::Reference& ref, const SinkOptions& options = {});
 
 // The tag the top manifest gets at `dst` (nullopt-free form of NameIn for writing): a

@@ -190,6 +190,32 @@ put("oci_archive", "docker-legacy-symlink.tar",
 for name in ("oras-hello-world.tar", "oras-hello-world-prefixed-path.tar"):  # containerd exports, as shipped
     copy("oci_archive", name, "tests/fixtures/realworld/oci/" + name)
 
+
+# ---- docker_archive: docker save tarballs (whole ones; the harness writes manifest.json seeds) ----
+def docker_save(extra=(), manifest=None, fmt=tarfile.USTAR_FORMAT):
+    layer = tar_bytes([("f", "file", b"saved", 0o644)])
+    diff = hashlib.sha256(layer).hexdigest()
+    config = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + diff, "sha256:" + diff]}}).encode()
+    cd = hashlib.sha256(config).hexdigest()
+    if manifest is None:
+        manifest = [{"Config": cd + ".json", "RepoTags": ["docker.io/foo/app:v1"],
+                     "Layers": [diff + ".tar", "legacy/layer.tar"]}]
+    return tar_bytes([(diff + ".tar", "file", layer, 0o644), (cd + ".json", "file", config, 0o644),
+                      ("legacy/layer.tar", "symlink", "../" + diff + ".tar", 0o777),
+                      ("manifest.json", "file", json.dumps(manifest).encode(), 0o644),
+                      ("repositories", "file", b'{"docker.io/foo/app":{"v1":"%s"}}' % diff.encode(), 0o644)]
+                     + list(extra), fmt)
+
+
+put("docker_archive", "save.tar", docker_save())
+put("docker_archive", "save-pax.tar", docker_save(fmt=tarfile.PAX_FORMAT))
+put("docker_archive", "save.tar.gz", gz(docker_save()))
+put("docker_archive", "dotdot.tar", docker_save([("../escape", "file", b"x", 0o644)]))
+put("docker_archive", "link-out.tar", docker_save([("l", "symlink", "/etc/passwd", 0o777)]))
+put("docker_archive", "hardlink.tar", docker_save([("h", "hardlink", "manifest.json", 0o644)]))
+put("docker_archive", "legacy-only.tar", tar_bytes([("repositories", "file", b"{}", 0o644)]))
+
 # ---- JSON documents from the repository ----
 for name in ("spec.json", "spec-cpu.json", "spec-installed.json"):
     copy("spec", "golden-" + name, "examples/golden/" + name)
