@@ -77,7 +77,7 @@ TEST(TarballRead, MadeUpManifestIsSkopeos) {
                       std::to_string(gz_size) + R"(,"digest":")" + s.gzip.diff_id.str() + "\"}"),
             std::string::npos);
   EXPECT_EQ(node->descriptor.digest, oci::Digest::Of(want));
-  EXPECT_EQ(node->image->raw_config(), s.config);
+  EXPECT_EQ(*node->image->raw_config(), s.config);
   EXPECT_TRUE(DrainAll(*node->image).ok());
   EXPECT_EQ(*(*repo)->Tags(), (std::vector<std::string>{"docker.io/library/app:v1", "localhost:5000/team/app:v2"}));
   // By tag, normalised as skopeo compares them; by number.
@@ -235,7 +235,7 @@ TEST(TarballWrite, ReadsBackAsTheSameImageAndIsDeterministic) {
   ASSERT_TRUE(repo.ok()) << repo.error().message;
   auto back = (*repo)->Open(tag);
   ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(back->image->raw_config(), src.image->raw_config());
+  EXPECT_EQ(*back->image->raw_config(), *src.image->raw_config());
   ASSERT_EQ(back->image->layers().size(), 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(back->image->layers()[i]->digest(), src.image->layers()[i]->diff_id());
   EXPECT_TRUE(DrainAll(*back->image).ok());
