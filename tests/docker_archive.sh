@@ -97,6 +97,9 @@ pass "imgtool's docker-archive: skopeo reads the same config and diff_ids ($prin
 assert_eq "$("$IMGTOOL" digest docker-archive:d25.tar)" "$(raw_digest docker-archive:d25.tar)" "a Docker 25 tarball"
 assert_eq "$("$IMGTOOL" digest docker-archive:d25.tar)" "$d1" "gzip layers or plain: the same image, the same digest"
 expect_exit 0 verify docker-archive:d25.tar
+# The same tar is the OCI layout it also holds: oci-archive: reads it, as the layout's digest.
+assert_eq "$("$IMGTOOL" digest oci-archive:d25.tar:v1)" "$("$IMGTOOL" digest oci-archive:oa.tar:v1)" "a Docker 25 tarball read as oci-archive:"
+expect_exit 0 verify oci-archive:d25.tar:v1
 # oras-go's containerd export, where the real-world fixtures are (IMGTOOL_REALWORLD).
 oras=""
 for d in "${IMGTOOL_REALWORLD:-}" "$REPO/tests/fixtures/realworld" "$REPO/../shared/testdata/realworld"; do
@@ -107,9 +110,9 @@ if [ -n "$oras" ]; then
     assert_eq "$("$IMGTOOL" digest "docker-archive:$f")" "$(raw_digest "docker-archive:$f")" "a containerd export"
     expect_exit 0 verify "docker-archive:$f:hello-world:latest"
   done
-  pass "Docker 25 tarball and containerd exports (oras-go's hello-world.tar, ./-prefixed too) read as docker-archive:, skopeo's digests"
+  pass "Docker 25 tarball read as docker-archive: and oci-archive:; containerd exports (oras-go's hello-world.tar, ./-prefixed too) read as docker-archive:, skopeo's digests"
 else
-  pass "Docker 25 tarball read as docker-archive: (oras-go's containerd export not on this machine)"
+  pass "Docker 25 tarball read as docker-archive: and oci-archive: (oras-go's containerd export not on this machine)"
 fi
 
 # 5. What a docker-archive cannot hold is refused, naming what to do.
