@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "archive/archive_util.h"
+#include "archive/gzip_member.h"
 #include "archive/layer.h"
 #include "fs/safe_open.h"
 
@@ -48,13 +49,7 @@ class GzipDecoder : public Decoder {
         if (members_ > 0 && state_->next_in[0] != 0x1f) {
           return MakeError(ErrorKind::kIntegrity, blob_ + ": trailing data after the gzip stream");
         }
-        // isal_inflate_init clears the input fields too: keep them across it.
-        uint8_t* next_in = state_->next_in;
-        uint32_t avail_in = state_->avail_in;
-        isal_inflate_init(state_.get());
-        state_->crc_flag = ISAL_GZIP;
-        state_->next_in = next_in;
-        state_->avail_in = avail_in;
+        internal::StartGzipMember(state_.get());
         in_member_ = true;
       }
       do {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "archive/gzip_member.h"
+
 namespace imgtool::archive {
 
 namespace {
@@ -106,13 +108,7 @@ class GzipReader : public oci::Reader {
 
  private:
   void StartMember() {
-    // isal_inflate_init clears the input fields too: keep them across it.
-    uint8_t* next_in = state_->next_in;
-    uint32_t avail_in = state_->avail_in;
-    isal_inflate_init(state_.get());
-    state_->crc_flag = ISAL_GZIP;
-    state_->next_in = next_in;
-    state_->avail_in = avail_in;
+    internal::StartGzipMember(state_.get());
     in_member_ = true;
   }
   Error Fail(const std::string& why) const { return MakeError(ErrorKind::kIntegrity, name_ + ": " + why); }

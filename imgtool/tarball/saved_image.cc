@@ -3,6 +3,7 @@
 #include <map>
 
 #include "archive/inflate_reader.h"
+#include "fs/hashed_file.h"
 #include "oci/canonical_json.h"
 #include "oci/image.h"
 #include "oci/image_config.h"
@@ -61,19 +62,12 @@ Result<SavedLayer> ProbeLayer(const std::shared_ptr<const SavedArchive>& a, cons
   if (!in.ok()) return in.error();
   SavedLayer layer{diff_id, m.size, m, in->compression};
   if (in->compression == archive::Compression::kNone) return layer;
-  oci::Sha256 hash;
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    auto got = in->reader->Read(buf.data(), buf.size());
-    if (!got.ok()) return got.error();
-    if (*got == 0) break;
-    hash.Update(buf.data(), *got);
-  }
-  layer.size = hash.bytes();
-  oci::Digest inflated = hash.Finish();
-  if (inflated != diff_id) {
+  auto inflated = fs::HashingReader(std::move(in->reader)).Finish();
+  if (!inflated.ok()) return inflated.error();
+  layer.size = inflated->size;
+  if (inflated->digest != diff_id) {
     return MakeError(ErrorKind::kIntegrity,
-                     what + " inflates to " + inflated.str() + ", not its diff_id " + diff_id.str());
+                     what + " inflates to " + inflated->digest.str() + ", not its diff_id " + diff_id.str());
   }
   return layer;
 }
