@@ -31,6 +31,20 @@ can_trace() { strace -f -qq -o /dev/null true 2>/dev/null; }
 # sanitizer suite keeps every other check but the leak check; untraced runs still do it.
 traced() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace "$@"; }
 
+# sigstore-python 4.5.1 in a venv kept between runs (pip needs PyPI once); sets $venv.
+# Tests that compare with it run in parallel: the install is done under a lock, once.
+sigstore_python_venv() {
+  venv="${XDG_CACHE_HOME:-$HOME/.cache}/imgtool-test/sigstore-venv"
+  mkdir -p "$(dirname "$venv")"
+  (
+    flock 9
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sigstore' 2>/dev/null; then
+      python3 -m venv "$venv" && "$venv/bin/pip" install -q sigstore==4.5.1
+    fi
+  ) 9>"$venv.lock" >&2 || fail "cannot install sigstore-python 4.5.1 into $venv (pip needs PyPI once): the verdicts compared against come from running it"
+  assert_eq "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("sigstore"))')" "4.5.1" "sigstore-python in $venv"
+}
+
 # Damages FILE at OFFSET (modulo its size) by xoring one bit: always a change, whatever
 # the byte was (writing a fixed byte is a no-op once in 256 on random data).
 flip() {  # file offset: xor one byte in place

@@ -11,13 +11,7 @@ source "$(dirname "$0")/lib.sh"
 FIX=$REPO/tests/fixtures/realworld/sigstore
 ASSETS=$FIX/sigstore-python
 
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/imgtool-test/sigstore-venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sigstore' 2>/dev/null; then
-  { python3 -m venv "$venv" && "$venv/bin/pip" install -q sigstore==4.5.1; } >&2 ||
-    fail "cannot install sigstore-python 4.5.1 into $venv (pip needs PyPI once): the verdicts this test compares against come from running it"
-fi
-have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("sigstore"))')
-assert_eq "$have" "4.5.1" "sigstore-python in $venv"
+sigstore_python_venv
 
 # Each trusted root twice: as imgtool reads it, and as sigstore-python's --trust-config (a
 # ClientTrustConfig; its signing config, borrowed from tsa/trust_config.json, is unused offline).

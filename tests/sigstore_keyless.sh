@@ -7,13 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 INSTANCE=$REPO/tests/sigstore/instance.py
 
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/imgtool-test/sigstore-venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sigstore' 2>/dev/null; then
-  { python3 -m venv "$venv" && "$venv/bin/pip" install -q sigstore==4.5.1; } >&2 ||
-    fail "cannot install sigstore-python 4.5.1 into $venv (needs PyPI once; CI has it): the independent verifier this test checks against"
-fi
-have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("sigstore"))')
-assert_eq "$have" "4.5.1" "sigstore-python in $venv"
+sigstore_python_venv
 python3 -c 'import cryptography' 2>/dev/null || fail "instance.py needs python3 with the cryptography package"
 
 id=https://github.com/imgtool-test/app/.github/workflows/release.yml@refs/heads/main
