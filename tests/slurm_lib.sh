@@ -67,6 +67,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 SwitchType=switch/none
 ReturnToService=2
+TaskProlog=$d/task_prolog
 SlurmdTimeout=30
 InactiveLimit=0
 MinJobAge=30
@@ -81,6 +82,17 @@ EOF
   echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE" >>"$d/slurm.conf"
   # Slurm's OCI container support (srun --container=BUNDLE): runc, with Slurm's own
   # pattern tokens (%b bundle, %n node, %u user, %j job, %s step, %t task, %r root).
+  # A node's own environment for its tasks (the TaskProlog's "export NAME=value" lines):
+  # node-env/<node> holds NAME=value lines, so a test makes one node differ as a
+  # misconfigured node would.
+  mkdir -p "$d/node-env"
+  cat >"$d/task_prolog" <<EOF
+#!/bin/sh
+f="$d/node-env/\$SLURMD_NODENAME"
+[ -f "\$f" ] && sed 's/^/export /' "\$f"
+exit 0
+EOF
+  chmod 0755 "$d/task_prolog"
   cat >"$d/oci.conf" <<EOF
 RunTimeQuery="runc --root $d/runc state %n.%u.%j.%s.%t"
 RunTimeRun="runc --root $d/runc run %n.%u.%j.%s.%t -b %b"
