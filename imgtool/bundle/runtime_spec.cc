@@ -89,9 +89,6 @@ Json Process(const Json& config, const ProcessUser& user) {
       {"env", oci::ConfigStringList(config, "Env")},
       {"cwd", cwd},
       {"capabilities", {{"bounding", caps}, {"effective", caps}, {"permitted", caps}}},
-      {"rlimits",
-       Json::array({{{"type", "RLIMIT_MEMLOCK"}, {"hard", UINT64_MAX}, {"soft", UINT64_MAX}},
-                    {{"type", "RLIMIT_NOFILE"}, {"hard", 65536}, {"soft", 65536}}})},
       {"noNewPrivileges", true},
   };
 }

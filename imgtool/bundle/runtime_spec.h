@@ -7,8 +7,10 @@
 //
 // For a training job, unlike umoci's and runc's defaults: no network namespace (the
 // host's network, so NCCL and Gloo reach their peers), no hostname (the host's: launchers
-// name ranks by it), /dev/shm without a size cap (NCCL and data loaders use it), and
-// rlimits for nofile (65536) and memlock (unlimited: RDMA registers memory).
+// name ranks by it), /dev/shm without a size cap (NCCL and data loaders use it), and no
+// rlimits: the process keeps the job step's (Slurm propagates the submitting shell's;
+// umoci's RLIMIT_NOFILE 1024 starves data loaders, and raising one above the host's hard
+// limit makes runc fail: "error setting rlimits").
 // Bytes are canonical JSON (sorted keys): the same image gives the same file.
 #pragma once
 
