@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fs/atomic_file.h"
@@ -157,11 +158,26 @@ struct TarHeader {
   uint32_t mode = 0;  // 07777
   uint64_t size = 0;  // kFile
   std::string link;   // kSymlink: the target; kHardlink: the name linked to
+  // What an unpacker onto a disk also needs (imgtool/bundle):
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  int64_t mtime = 0;  // seconds, and nanoseconds from PAX
+  int32_t mtime_nsec = 0;
+  uint32_t special = 0;  // kOther: its S_IFMT bits (S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK)
+  std::vector<std::pair<std::string, std::string>> xattrs;  // PAX SCHILY.xattr.*, in order
 };
 
 // Streams the layer's headers (content is skipped, not hashed) to `visit`, which may stop
 // the scan with an error. Reads the blob to its end, so its digest and size are checked.
 Status ScanLayer(const oci::Blob& layer, const std::function<Status(const TarHeader&)>& visit);
+
+// Streams the layer once, for an unpacker onto a disk: each header to `visit` with a way
+// to read that entry's content (a regular file's blocks, each with its offset: a sparse
+// file's holes are skipped, never materialized in memory); content not read is skipped.
+// Reads the blob to its end, so its digest and size are checked after the last entry.
+using ContentBlock = std::function<Status(uint64_t offset, const void* data, size_t size)>;
+using ReadContent = std::function<Status(const ContentBlock& block)>;
+Status ExtractLayer(const oci::Blob& layer, const std::function<Status(const TarHeader&, const ReadContent&)>& visit);
 
 // The content of the entry at `ordinal` (a regular file), streaming the layer again and
 // checking the whole blob; kInvalidInput when larger than max_bytes.

@@ -34,6 +34,18 @@ TarHeader HeaderOf(struct archive_entry* h, uint64_t ordinal) {
                      : t.type == HeaderType::kSymlink ? archive_entry_symlink(h)
                                                       : nullptr;
   if (link) t.link = link;
+  t.uid = static_cast<uint32_t>(archive_entry_uid(h));
+  t.gid = static_cast<uint32_t>(archive_entry_gid(h));
+  t.mtime = archive_entry_mtime(h);
+  t.mtime_nsec = static_cast<int32_t>(archive_entry_mtime_nsec(h));
+  if (t.type == HeaderType::kOther) t.special = archive_entry_filetype(h);
+  archive_entry_xattr_reset(h);
+  const char* xname = nullptr;
+  const void* xvalue = nullptr;
+  size_t xsize = 0;
+  while (archive_entry_xattr_next(h, &xname, &xvalue, &xsize) == ARCHIVE_OK) {
+    t.xattrs.emplace_back(xname ? xname : "", std::string(static_cast<const char*>(xvalue), xsize));
+  }
   return t;
 }
 
@@ -54,6 +66,32 @@ Status ScanLayer(const oci::Blob& layer, const std::function<Status(const TarHea
     if (!next.ok()) return next.error();
     if (*next == nullptr) break;
     IMGTOOL_TRY(visit(HeaderOf(*next, ordinal)));
+  }
+  return a->Drain(blob_path);
+}
+
+Status ExtractLayer(const oci::Blob& layer, const std::function<Status(const TarHeader&, const ReadContent&)>& visit) {
+  internal::ScopedCLocale c_locale;
+  const std::string blob_path = "layer " + layer.digest().str();
+  auto a = internal::OpenBlob(internal::BlobReaderFactory(layer), blob_path);
+  if (!a.ok()) return a.error();
+  struct archive* ar = a->get();
+  const ReadContent read = [&](const ContentBlock& block) -> Status {
+    for (;;) {
+      const void* buf = nullptr;
+      size_t len = 0;
+      la_int64_t offset = 0;
+      int rc = archive_read_data_block(ar, &buf, &len, &offset);
+      if (rc == ARCHIVE_EOF) return Status::Ok();
+      if (rc < ARCHIVE_WARN || offset < 0) return internal::BlobError(ar, blob_path);
+      IMGTOOL_TRY(block(static_cast<uint64_t>(offset), buf, len));
+    }
+  };
+  for (uint64_t ordinal = 0;; ++ordinal) {
+    auto next = internal::NextHeader(ar, blob_path);
+    if (!next.ok()) return next.error();
+    if (*next == nullptr) break;
+    IMGTOOL_TRY(visit(HeaderOf(*next, ordinal), read));
   }
   return a->Drain(blob_path);
 }

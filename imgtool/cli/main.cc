@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   imgtool::cli::AddSignCommands(app, run);
   imgtool::cli::AddPolicyCommands(app, run);
   imgtool::cli::AddAdmissionCommands(app, run);
+  imgtool::cli::AddUnpackCommand(app, run);
   imgtool::cli::AddProbeCommand(app, run);
   imgtool::cli::AddFleetCommands(app, run);
   return imgtool::cli::ParseAndRun(app, run, argc, argv);

@@ -33,5 +33,6 @@ void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
 void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
 void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
 void AddAdmissionCommands(CLI::App& app, Action& run);  // admission serve
+void AddUnpackCommand(CLI::App& app, Action& run);     // unpack (an OCI runtime bundle)
 
 }  // namespace imgtool::cli

@@ -5,9 +5,11 @@
 
 #include "archive/layer.h"
 #include "oci/quote.h"
+#include "rootfs/applier.h"
 #include "rootfs/names.h"
 #include "rootfs/tree.h"
 #include "rootfs/unpack.h"
+#include "rootfs/views.h"
 
 namespace imgtool::rootfs {
 
@@ -16,41 +18,13 @@ using internal::Cursor;
 using internal::Node;
 using internal::NodeType;
 
-// The two views, and what reading a file needs.
-struct internal::Views {
-  std::vector<std::shared_ptr<const oci::Layer>> layers;
-  Limits limits;
-  std::unique_ptr<Node> overlay = Node::Dir();
-  std::unique_ptr<Node> merged = Node::Dir();
-  std::vector<SetuidEntry> setuid;
-
-  Node* root(Unpacker view) const { return view == Unpacker::kOverlay ? overlay.get() : merged.get(); }
-};
-
 namespace {
-
-// A name as it goes into a message: quoted (escaped), and cut short when absurdly long.
-std::string Quote(const std::string& name) {
-  constexpr size_t kShown = 200;
-  if (name.size() <= kShown) return oci::Quoted(name);
-  std::string q = oci::Quoted(name.substr(0, kShown));
-  return q.insert(q.size() - 1, "...");
-}
 
 // kNotFound from this library means one thing: nothing at that path. A layer blob that
 // is missing must not read as a missing file (a rule would take it for "no stack.json").
 Error LayerError(Error e) {
   if (e.kind == ErrorKind::kNotFound) e.kind = ErrorKind::kIntegrity;
   return e;
-}
-
-bool IsWhiteout(const Components& c) { return !c.empty() && c.back().rfind(".wh.", 0) == 0; }
-
-void RecordSetuid(internal::Views& s, const oci::Layer& layer, const archive::TarHeader& h) {
-  if (h.type == archive::HeaderType::kDir || (h.mode & 06000) == 0) return;
-  Components c = internal::CleanName(h.name);
-  if (c.empty() || IsWhiteout(c)) return;  // a whiteout puts nothing anywhere
-  s.setuid.push_back({layer.digest().str(), internal::Join(c), h.mode});
 }
 
 // The headers of blobs the image names at more than one position (same digest and size),
@@ -89,30 +63,15 @@ Status ScanOnce(const oci::Layer& layer, Replays& replays,
   return Status::Ok();
 }
 
-// One layer onto both views: onto the merged tree directly, and into a tree of its own
-// that is then stacked onto the overlay view.
-Status ApplyLayer(internal::Views& s, uint32_t index, uint64_t& total, Replays& replays) {
-  const oci::Layer& layer = *s.layers[index];
-  const std::string where = "layer " + layer.digest().str();
-  auto own = Node::Dir();
-  internal::LayerApplier overlay(own.get(), /*alone=*/true, index, s.limits.max_path);
-  internal::LayerApplier merged(s.merged.get(), /*alone=*/false, index, s.limits.max_path);
+// One layer onto both views, through the same Applier the unpacker onto a disk uses.
+Status ApplyLayer(Applier& applier, const oci::Layer& layer, uint32_t index, Replays& replays) {
+  applier.BeginLayer(index);
   Status scanned = ScanOnce(layer, replays, [&](const archive::TarHeader& h) -> Status {
-    if (++total > s.limits.max_entries) {
-      return MakeError(ErrorKind::kInvalidInput, where + ": more than " + std::to_string(s.limits.max_entries) +
-                                                     " entries in the image's layers");
-    }
-    const std::string entry = where + ": entry " + Quote(h.name);
-    if (h.name.size() >= s.limits.max_path) {
-      return MakeError(ErrorKind::kInvalidInput, entry + ": a name of " + std::to_string(h.name.size()) + " bytes");
-    }
-    RecordSetuid(s, layer, h);
-    if (Status st = merged.Apply(h); !st.ok()) return st.error().Context(entry + ": unpacked onto the layers below");
-    if (Status st = overlay.Apply(h); !st.ok()) return st.error().Context(entry + ": unpacked on its own");
-    return Status::Ok();
+    auto placed = applier.Apply(h);
+    return placed.ok() ? Status::Ok() : Status(placed.error());
   });
   if (!scanned.ok()) return LayerError(scanned.error());
-  internal::OverlayStack(*s.overlay, *own);
+  applier.EndLayer();
   return Status::Ok();
 }
 
@@ -155,14 +114,14 @@ std::string Describe(const Result<FileInfo>& r) {
   }
   switch (r->type) {
     case FileType::kDir:
-      return "a folder at " + Quote(r->path);
+      return "a folder at " + internal::QuoteName(r->path);
     case FileType::kFile:
-      return Quote(r->path) + ", the file of layer " + r->layer + " entry " + std::to_string(r->entry);
+      return internal::QuoteName(r->path) + ", the file of layer " + r->layer + " entry " + std::to_string(r->entry);
     case FileType::kSymlink:
     case FileType::kOther:
       break;
   }
-  return Quote(r->path) + ", a device or FIFO of layer " + r->layer + " entry " + std::to_string(r->entry);
+  return internal::QuoteName(r->path) + ", a device or FIFO of layer " + r->layer + " entry " + std::to_string(r->entry);
 }
 
 bool SameOrigin(const FileInfo& a, const FileInfo& b) {
@@ -208,13 +167,10 @@ ImageFs::~ImageFs() = default;
 Result<ImageFs> ImageFs::Build(const oci::Image& image, const Limits& limits) { return Build(image.layers(), limits); }
 
 Result<ImageFs> ImageFs::Build(std::vector<std::shared_ptr<const oci::Layer>> layers, const Limits& limits) {
-  auto s = std::make_unique<internal::Views>();
-  s->layers = std::move(layers);
-  s->limits = limits;
-  uint64_t total = 0;
-  Replays replays = RepeatedLayers(s->layers);
-  for (uint32_t i = 0; i < s->layers.size(); ++i) IMGTOOL_TRY(ApplyLayer(*s, i, total, replays));
-  return ImageFs(std::move(s));
+  Replays replays = RepeatedLayers(layers);
+  Applier applier(layers, limits);
+  for (uint32_t i = 0; i < layers.size(); ++i) IMGTOOL_TRY(ApplyLayer(applier, *layers[i], i, replays));
+  return std::move(applier).Finish();
 }
 
 Result<FileInfo> ImageFs::Stat(Unpacker view, const std::string& path) const {
@@ -234,7 +190,7 @@ Result<FileInfo> ImageFs::Stat(Unpacker view, const std::string& path) const {
     }
     const Node* node = at.dir()->Find(base);
     if (node == nullptr) {
-      return MakeError(ErrorKind::kNotFound, asked + ": " + Quote(at.PathTo(base)) + " does not exist");
+      return MakeError(ErrorKind::kNotFound, asked + ": " + internal::QuoteName(at.PathTo(base)) + " does not exist");
     }
     if (node->type != NodeType::kSymlink) return InfoOf(*state_, *node, at.PathTo(base));
     auto target = at.Follow(*node, base);

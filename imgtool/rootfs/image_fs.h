@@ -91,6 +91,7 @@ class ImageFs {
   const std::vector<SetuidEntry>& setuid_entries() const;
 
  private:
+  friend class Applier;  // builds the views (applier.h)
   explicit ImageFs(std::unique_ptr<internal::Views> state);
   std::unique_ptr<internal::Views> state_;
 };

@@ -1,5 +1,7 @@
 #include "rootfs/names.h"
 
+#include "oci/quote.h"
+
 namespace imgtool::rootfs::internal {
 
 namespace {
@@ -59,6 +61,13 @@ std::string TooLongComponent(const Components& c) {
     if (part.size() > kMaxComponent) return part;
   }
   return "";
+}
+
+std::string QuoteName(const std::string& name) {
+  constexpr size_t kShown = 200;
+  if (name.size() <= kShown) return oci::Quoted(name);
+  std::string q = oci::Quoted(name.substr(0, kShown));
+  return q.insert(q.size() - 1, "...");
 }
 
 }  // namespace imgtool::rootfs::internal

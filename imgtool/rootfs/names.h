@@ -31,6 +31,9 @@ Result<Components> LinkComponents(std::string_view target);
 
 inline bool IsAbsolute(std::string_view target) { return !target.empty() && target.front() == '/'; }
 
+// A name as it goes into a message: quoted (escaped), and cut short when absurdly long.
+std::string QuoteName(const std::string& name);
+
 // "etc/passwd" from {"etc", "passwd"}.
 std::string Join(const Components& c);
 

@@ -41,7 +41,9 @@ void DropWhiteouts(Node& dir) {
 
 }  // namespace
 
-Status LayerApplier::Apply(const archive::TarHeader& h) {
+Status LayerApplier::Apply(const archive::TarHeader& h, Placement* placed) {
+  Placement unused;
+  Placement& out = placed ? *placed : unused;
   Components comps = CleanName(h.name);
   if (comps.empty()) return Status::Ok();  // the root: containerd skips it ("resolved to root")
   if (std::string bad = TooLongComponent(comps); !bad.empty()) {
@@ -51,24 +53,35 @@ Status LayerApplier::Apply(const archive::TarHeader& h) {
   comps.pop_back();
   Cursor at(root_, max_path_);
   IMGTOOL_TRY(at.Descend(comps, /*create=*/true));
-  if (base == kOpaque) return Opaque(at);
-  if (base.rfind(kWhiteoutPrefix, 0) == 0) return Whiteout(at, base.substr(kWhiteoutPrefix.size()));
+  out.dir = at.path();
+  if (base == kOpaque) {
+    out.kind = Placement::Kind::kOpaque;
+    return Opaque(at);
+  }
+  if (base.rfind(kWhiteoutPrefix, 0) == 0) {
+    out.kind = Placement::Kind::kRemove;
+    out.name = base.substr(kWhiteoutPrefix.size());
+    return Whiteout(at, out.name);
+  }
   IMGTOOL_TRY(at.Room(base));
+  out.name = base;
   Node* dir = at.dir();
   Node* existing = dir->Find(base);
   if (existing && existing->type == NodeType::kDir && h.type == archive::HeaderType::kDir) {
     existing->mode = h.mode;  // folder over folder: merged, the metadata is the new entry's
     existing->written_by = static_cast<int32_t>(layer_);
+    out.kind = Placement::Kind::kDirMetadata;
     return Status::Ok();
   }
   if (existing) dir->Erase(base);  // before a hardlink is resolved, as RemoveAll comes before link()
-  auto node = NewNode(h);
+  auto node = NewNode(h, &out.link_path);
   if (!node.ok()) return node.error();
   dir->Put(base, std::move(*node));
+  out.kind = Placement::Kind::kCreate;
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Node>> LayerApplier::NewNode(const archive::TarHeader& h) {
+Result<std::unique_ptr<Node>> LayerApplier::NewNode(const archive::TarHeader& h, std::string* link_path) {
   using archive::HeaderType;
   if (h.type == HeaderType::kDir) {
     auto dir = Node::Dir(h.mode);
@@ -92,7 +105,7 @@ Result<std::unique_ptr<Node>> LayerApplier::NewNode(const archive::TarHeader& h)
       node->link = h.link;
       break;
     case HeaderType::kHardlink: {
-      auto target = HardlinkTarget(h.link);
+      auto target = HardlinkTarget(h.link, link_path);
       if (!target.ok()) return target.error();
       Node& t = **target;
       node->type = t.type;
@@ -113,7 +126,7 @@ Result<std::unique_ptr<Node>> LayerApplier::NewNode(const archive::TarHeader& h)
   return node;
 }
 
-Result<Node*> LayerApplier::HardlinkTarget(const std::string& link) {
+Result<Node*> LayerApplier::HardlinkTarget(const std::string& link, std::string* path) {
   const std::string what = "hardlink to \"" + link + "\"";
   auto comps = LinkComponents(link);
   if (!comps.ok()) return comps.error().Context(what);
@@ -128,6 +141,7 @@ Result<Node*> LayerApplier::HardlinkTarget(const std::string& link) {
     }
     target = at.dir()->Find(base);  // the last name is not followed: link() links a symlink itself
     if (target == nullptr || target->type == NodeType::kWhiteout) return Invalid(what + ": no such file" + where);
+    *path = at.PathTo(base);
   }
   if (target == nullptr || target->type == NodeType::kDir) return Invalid(what + ": a folder");
   return target;

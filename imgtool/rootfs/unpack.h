@@ -27,6 +27,7 @@
 #include <string>
 
 #include "archive/layer.h"
+#include "rootfs/applier.h"
 #include "rootfs/tree.h"
 
 namespace imgtool::rootfs::internal {
@@ -37,13 +38,14 @@ class LayerApplier {
   LayerApplier(Node* root, bool alone, uint32_t layer, size_t max_path)
       : root_(root), alone_(alone), layer_(layer), max_path_(max_path) {}
   // Errors say why, without the layer or the entry (the caller adds them).
-  Status Apply(const archive::TarHeader& h);
+  // `placed` (the merged view): where the header went, for a writer onto a disk.
+  Status Apply(const archive::TarHeader& h, Placement* placed = nullptr);
 
  private:
   Status Whiteout(const Cursor& at, const std::string& name);
   Status Opaque(const Cursor& at);
-  Result<Node*> HardlinkTarget(const std::string& link);
-  Result<std::unique_ptr<Node>> NewNode(const archive::TarHeader& h);
+  Result<Node*> HardlinkTarget(const std::string& link, std::string* path);
+  Result<std::unique_ptr<Node>> NewNode(const archive::TarHeader& h, std::string* link_path);
 
   Node* root_;
   bool alone_;
