@@ -78,7 +78,7 @@ run_job() {  # NAME SBATCH_ARGS...: runs the example to completion; JOB_RC its e
   JOB_RC=$?
   set -e
 }
-digests() { job_out "$1" | grep -o '"weights_sha256": *"[0-9a-f]*"' | sort | uniq -c; }
+digests() { job_out "$1" | grep -o '"digest":"sha256:[0-9a-f]*"' | sort | uniq -c; }
 
 run_job clean -N4 --ntasks-per-node=2
 [ "$JOB_RC" = 0 ] || fail "the example job on a clean allocation: exit $JOB_RC: $(job_out clean)"

@@ -153,7 +153,8 @@ slurm_start() {
   for n in "${SLURM_NODES[@]}"; do mkdir -p "$SLURM_DIR/spool/$n"; done
   export SLURM_CONF=$SLURM_DIR/slurm.conf
   slurm_write_conf "$SLURM_DIR"
-  trap 'slurm_stop; cleanup' EXIT
+  # Also stops registry_lib.sh's registries when the test started one.
+  trap 'slurm_stop; if declare -F stop_registries >/dev/null; then stop_registries; fi; cleanup' EXIT
   slurm_hosts_add
   slurm_start_munge "$SLURM_DIR"
   slurmctld -i -f "$SLURM_CONF" || fail "slurmctld did not start (see $SLURM_DIR/slurmctld.log)"
