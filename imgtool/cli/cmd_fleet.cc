@@ -13,6 +13,8 @@
 #include "cluster/cluster_config.h"
 #include "cluster/job_token.h"
 #include "fleet/compare.h"
+#include "fleet/drain.h"
+#include "fleet/drain_exec.h"
 #include "fleet/fingerprint.h"
 #include "fleet/gather.h"
 #include "fleet/golden_run.h"
@@ -39,6 +41,7 @@ struct CheckFlags {
   std::string stack_json = fleet::ProbeOptions{}.stack_json_path;
   std::string hash_cache;
   bool no_hash_cache = false;
+  std::string on_mismatch = "report";  // or "drain" (Slurm)
   // Which cluster flags were given (TF_CONFIG and these exclude each other).
   std::vector<std::string> cluster_flags;
 };
@@ -98,6 +101,24 @@ Result<fleet::Fingerprint> Mine(const CheckFlags& f, double* probe_ms) {
   return fp;
 }
 
+// --on-mismatch drain: the plan follows from the verdict every worker shares, so every
+// worker prints it; the chief alone runs it (scontrol), so a node is drained once.
+oci::Json ApplyMismatchPolicy(const CheckFlags& f, const trainer::ClusterConfig& cluster, const fleet::Verdict& v) {
+  if (f.on_mismatch != "drain" || v.ok()) return nullptr;
+  std::vector<std::string> node_of_rank;
+  for (const auto& t : cluster.tasks) node_of_rank.push_back(t.node);
+  const fleet::DrainPlan plan = fleet::PlanDrain(v, node_of_rank);
+  oci::Json j = fleet::DrainPlanJson(plan);
+  if (!f.json) std::cout << "\n" << fleet::RenderDrainPlan(plan);
+  if (cluster.rank != 0) return j;
+  j["outcomes"] = oci::Json::array();
+  for (const auto& o : fleet::RunDrainPlan(plan)) {
+    j["outcomes"].push_back({{"node", o.node}, {"drained", o.drained}, {"error", o.error}});
+    if (!f.json) std::cout << (o.drained ? "drained " + o.node : "could not drain " + o.node + ": " + o.error) << "\n";
+  }
+  return j;
+}
+
 int RunCheck(const CheckFlags& f) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   auto progress = [tty](const std::string& line) {
@@ -108,6 +129,10 @@ int RunCheck(const CheckFlags& f) {
   }
   auto cluster = Cluster(f);
   if (!cluster.ok()) return Fail(cluster.error());
+  if (f.on_mismatch == "drain" && cluster->launcher != "slurm") {
+    return Fail(MakeError(ErrorKind::kInvalidInput, "--on-mismatch drain drains Slurm nodes: run it under srun (this "
+                                                    "cluster comes from " + cluster->launcher + ")"));
+  }
 
   fleet::GatherOptions opts;
   opts.timeout = std::chrono::milliseconds(static_cast<long>(f.timeout_s * 1000));
@@ -159,9 +184,12 @@ int RunCheck(const CheckFlags& f) {
                   {"seconds", stats.seconds},
                   {"distinct_digests", stats.distinct_digests},
                   {"probe_ms", probe_ms}};
+    oci::Json drain = ApplyMismatchPolicy(f, *cluster, *v);
+    if (!drain.is_null()) j["drain"] = drain;
     PrintJson(j);
   } else {
     std::cout << fleet::RenderText(*v);
+    ApplyMismatchPolicy(f, *cluster, *v);
     std::cout.flush();
   }
   return v->ExitCode();
@@ -219,6 +247,12 @@ void AddFleetCommands(CLI::App& app, Action& run) {
       ->each(note("--host"));
   check->add_option("--expect", f->expect,
                     "Also hold every worker to a golden build: /etc/imgtool/stack.json or an imgtool build record");
+  check->add_option("--on-mismatch", f->on_mismatch,
+                    "report: print the verdict (default); drain (under Slurm): also drain the nodes that differ from "
+                    "the majority or from --expect, the fields as the reason (the chief runs scontrol; no majority, "
+                    "no drain)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"report", "drain"}));
   check->add_option("--ignore", f->ignore,
                     "A field not to compare (repeatable; a trailing * is a prefix: 'env.NCCL_*')");
   check->add_flag("--golden-run", f->golden_run,
