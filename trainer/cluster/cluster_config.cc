@@ -131,6 +131,11 @@ Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::stri
   return c;
 }
 
+Error WithPortHint(const ClusterConfig& cluster, Error e) {
+  if (!cluster.port_hint.empty()) e.message += "; " + cluster.port_hint;
+  return e;
+}
+
 int LocalTasks(const ClusterConfig& cluster) {
   if (cluster.local_tasks > 0) return cluster.local_tasks;
   int n = 0;

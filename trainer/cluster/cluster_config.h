@@ -57,6 +57,10 @@ Result<ClusterConfig> ParseTfConfig(const std::string& json);
 Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::string& rendezvous,
                                        const std::string& host);
 
+// The chief could not listen on cluster.store: the error, with cluster.port_hint (how
+// the port was chosen, and how to choose another) when there is one.
+Error WithPortHint(const ClusterConfig& cluster, Error e);
+
 // Tasks that run on this process's host: local_tasks when the launcher knows it, else
 // those whose address's host is self_host. A task with no address (flag mode) counts as
 // local: the count errs towards "crowded".

@@ -116,7 +116,8 @@ Result<ClusterConfig> K8sCluster(const EnvLookup& env, const StoreOverride& so) 
                      hostname.compare(hostname.size() - suffix.size(), suffix.size(), suffix) == 0;
   const std::string job = named ? hostname.substr(0, hostname.size() - suffix.size()) : "";
   for (int r = 0; r < c.world_size; ++r) {
-    c.tasks.push_back({"rank", r, "", job.empty() ? (r == c.rank ? hostname : "") : job + "-" + std::to_string(r)});
+    // Every pod or none named: each worker's report is rendered from its own list.
+    c.tasks.push_back({"rank", r, "", job.empty() ? "" : job + "-" + std::to_string(r)});
   }
   c.local_tasks = 1;  // a pod is one task
   const std::string service = env(kK8sServiceVariable).value_or("");

@@ -54,13 +54,13 @@ Result<NodeFacts> ReadNodes(const EnvLookup& env, int world, std::vector<std::st
   }
   if (!f.step_level) {
     notes->push_back("Slurm: SLURM_STEP_NODELIST is unset: the chief is taken to be on the first node of " +
-                     f.nodes_source + "; other tasks are named by rank");
+                     f.nodes_source + "; tasks are named by rank alone");
     return f;
   }
   f.distribution = Get(env, "SLURM_DISTRIBUTION");
   auto per_node = env("SLURM_STEP_TASKS_PER_NODE");
   if (!per_node) {
-    notes->push_back("Slurm: SLURM_STEP_TASKS_PER_NODE is unset: other tasks are named by rank");
+    notes->push_back("Slurm: SLURM_STEP_TASKS_PER_NODE is unset: tasks are named by rank alone");
     return f;
   }
   auto counts = ExpandTaskCounts(*per_node, world);
@@ -79,7 +79,7 @@ Status PlaceTasks(const EnvLookup& env, const NodeFacts& f, ClusterConfig* c) {
     placed = std::move(*p);
     if (!placed) {
       c->notes.push_back("Slurm: SLURM_DISTRIBUTION=" + f.distribution +
-                         ": only each task's own node is known (SLURMD_NODENAME); the others are named by rank");
+                         ": only each task's own node is known (SLURMD_NODENAME), so tasks are named by rank alone");
     }
   }
   if (placed) {
@@ -91,7 +91,8 @@ Status PlaceTasks(const EnvLookup& env, const NodeFacts& f, ClusterConfig* c) {
     for (int r = 0; r < c->world_size; ++r) c->tasks[static_cast<size_t>(r)].node = (*placed)[static_cast<size_t>(r)];
     c->local_tasks = static_cast<int>(std::count(placed->begin(), placed->end(), mine));
   } else {
-    c->tasks[static_cast<size_t>(c->rank)].node = own;
+    // Every task or none is named by its node: each worker renders the fleet check's
+    // report from its own list, and all reports must be the same.
     if (!f.nodes.empty() && !f.counts.empty()) {
       auto at = std::find(f.nodes.begin(), f.nodes.end(), own);
       if (at != f.nodes.end()) c->local_tasks = f.counts[static_cast<size_t>(at - f.nodes.begin())];

@@ -37,7 +37,8 @@ std::optional<std::string> SlurmOutsideStep(const EnvLookup& env);
 
 // The node of every rank. `distribution` is SLURM_DISTRIBUTION (empty: block). For block
 // and cyclic, every rank's node; for any other (plane, arbitrary) nullopt: only a task's
-// own node is known then. Errors when the counts do not add up to `world` over `nodes`.
+// own node is known then, and every task is named by its rank alone (every worker must
+// render the same report from its own list). Errors when the counts do not add up to `world` over `nodes`.
 Result<std::optional<std::vector<std::string>>> SlurmNodesOfRanks(const std::vector<std::string>& nodes,
                                                                    const std::vector<int>& tasks_per_node,
                                                                    std::string_view distribution, int world);

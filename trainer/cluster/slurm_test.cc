@@ -89,7 +89,9 @@ TEST(SlurmCluster, OtherDistributionsKnowOnlyTheirOwnNode) {
   v["SLURM_DISTRIBUTION"] = "plane=4";
   auto c = Slurm(v);
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_EQ(c->tasks[4].Name(), "n7 rank 4");
+  // Named by rank alone, its own task too: every worker's list (and report) is the same.
+  EXPECT_EQ(c->tasks[4].Name(), "rank 4");
+  EXPECT_EQ(c->self_host, "n7");
   EXPECT_EQ(c->tasks[3].Name(), "rank 3");
   EXPECT_EQ(c->tasks[3].Label(), "rank 3");
   EXPECT_EQ(c->store.host, "n1");
@@ -106,8 +108,9 @@ TEST(SlurmCluster, TheJobsNodesStandInForTheSteps) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->store.host, "n1");
   EXPECT_EQ(c->store_source, "SLURM_JOB_NODELIST");
-  EXPECT_EQ(c->tasks[0].Name(), "n1 rank 0");
+  EXPECT_EQ(c->tasks[0].Name(), "rank 0");
   EXPECT_EQ(c->tasks[1].Name(), "rank 1");
+  EXPECT_EQ(c->self_host, "n1");
   ASSERT_EQ(c->notes.size(), 1u);
 }
 
