@@ -9,14 +9,13 @@ namespace {
 Error Invalid(const std::string& msg) { return MakeError(ErrorKind::kInvalidInput, msg); }
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
 }
 bool IsDigits(std::string_view s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos; }
 
 std::string Quote(std::string_view s) {
   constexpr size_t kShown = 64;  // a hostile list may be a megabyte
-  std::string out(1, '"');  // appended, not concatenated: GCC 12's -Wrestrict misreads the concatenation
+  std::string out(1, '"');       // appended, not concatenated: GCC 12's -Wrestrict misreads the concatenation
   out.append(s.substr(0, kShown));
   out.append(s.size() > kShown ? "...\"" : "\"");
   return out;
@@ -121,8 +120,14 @@ void Expand(const Pattern& p, std::vector<std::string>* out) {
     while (g > 0) {
       --g;
       const Range& r = p.groups[g][range[g]];
-      if (value[g] < r.hi) { ++value[g]; break; }
-      if (range[g] + 1 < p.groups[g].size()) { value[g] = p.groups[g][++range[g]].lo; break; }
+      if (value[g] < r.hi) {
+        ++value[g];
+        break;
+      }
+      if (range[g] + 1 < p.groups[g].size()) {
+        value[g] = p.groups[g][++range[g]].lo;
+        break;
+      }
       range[g] = 0;
       value[g] = p.groups[g][0].lo;
       if (g == 0) return;

@@ -16,13 +16,13 @@
 namespace trainer {
 
 struct HostlistLimits {
-  size_t max_nodes = 65536;       // names in the whole expansion (Slurm's own MaxNodeCount is below)
-  size_t max_input = 1u << 20;    // bytes of the compressed list
+  size_t max_nodes = 65536;     // names in the whole expansion (Slurm's own MaxNodeCount is below)
+  size_t max_input = 1u << 20;  // bytes of the compressed list
   // Characters in one expanded name: DNS allows 253, and "<node> rank 65535" must fit the
   // 256 bytes a fleet verdict allows a worker's name (imgtool/fleet/wire.cc).
   size_t max_name = 200;
-  size_t max_bound_digits = 9;    // digits in a range bound: "[0000000001-2]" is the most
-  size_t max_groups_per_name = 8; // bracket groups in one name: "r[1-2]n[1-2]" has 2
+  size_t max_bound_digits = 9;     // digits in a range bound: "[0000000001-2]" is the most
+  size_t max_groups_per_name = 8;  // bracket groups in one name: "r[1-2]n[1-2]" has 2
 };
 
 // "n[1-3,7],gpu-a[01-02],login" -> n1 n2 n3 n7 gpu-a01 gpu-a02 login, in that order. A

@@ -80,8 +80,7 @@ Result<ClusterConfig> OpenMpiCluster(const EnvLookup& env, const StoreOverride& 
     c.store = *so.store;
     c.store_source = so.source;
   } else if (c.world_size > 1) {
-    return Invalid("Open MPI (OMPI_COMM_WORLD_RANK " + std::to_string(c.rank) + " of " +
-                   std::to_string(c.world_size) +
+    return Invalid("Open MPI (OMPI_COMM_WORLD_RANK " + std::to_string(c.rank) + " of " + std::to_string(c.world_size) +
                    "): mpirun tells no task where rank 0 runs: pass --rendezvous HOST:PORT (rank 0's host, a free "
                    "port), or IMGTOOL_RENDEZVOUS=HOST:PORT with mpirun -x IMGTOOL_RENDEZVOUS");
   }
@@ -155,8 +154,9 @@ std::optional<Result<ClusterConfig>> FromScheduler(const EnvLookup& env, const S
   if (env("OMPI_COMM_WORLD_RANK") || env("OMPI_COMM_WORLD_SIZE")) {
     auto c = OpenMpiCluster(env, so);
     if (c.ok() && SlurmPresent(env)) {
-      c->notes.push_back("Open MPI inside a Slurm allocation: Slurm's SLURM_PROCID/SLURM_NTASKS describe mpirun's "
-                         "daemons, so OMPI_COMM_WORLD_* give the rank");
+      c->notes.push_back(
+          "Open MPI inside a Slurm allocation: Slurm's SLURM_PROCID/SLURM_NTASKS describe mpirun's "
+          "daemons, so OMPI_COMM_WORLD_* give the rank");
     }
     return c;
   }
@@ -261,9 +261,11 @@ Result<ClusterConfig> DetectProcessCluster(const ClusterOverrides& o) {
 
 std::string OpenStoreWarning(const ClusterConfig& c, bool have_token) {
   if (have_token || !UnderScheduler(c) || c.rank != 0 || c.world_size == 1) return "";
-  std::string how = "export IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) before srun (srun passes it to the job's "
-                    "tasks only)";
-  if (c.launcher == "openmpi") how = "export IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) and mpirun -x IMGTOOL_FLEET_TOKEN";
+  std::string how =
+      "export IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) before srun (srun passes it to the job's "
+      "tasks only)";
+  if (c.launcher == "openmpi")
+    how = "export IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) and mpirun -x IMGTOOL_FLEET_TOKEN";
   if (c.launcher == "k8s-indexed-job") how = "set IMGTOOL_FLEET_TOKEN from a Secret (valueFrom.secretKeyRef)";
   return "warning: the rendezvous store at " + c.store.host + ":" + std::to_string(c.store.port) +
          " is open to any process that reaches it (no IMGTOOL_FLEET_TOKEN); to close it, " + how;

@@ -46,8 +46,8 @@ inline constexpr int kK8sStorePort = 2222;
 inline constexpr int kMaxWorldSize = 65536;
 
 struct ClusterOverrides {
-  int rank = 0;        // --rank
-  int world_size = 1;  // --world-size
+  int rank = 0;            // --rank
+  int world_size = 1;      // --world-size
   std::string rendezvous;  // --rendezvous HOST:PORT
   std::string host;        // --host
   // The cluster flags given, in order ("--rank", "--world-size", "--rendezvous", "--host");

@@ -10,9 +10,12 @@ using Vars = std::map<std::string, std::string>;
 const char kTf[] = R"({"cluster": {"worker": ["h0:2222", "h1:2222"]}, "task": {"type": "worker", "index": 1}})";
 
 Vars SlurmTask(int rank) {
-  return {{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_NTASKS", "4"},
-          {"SLURM_JOB_ID", "77"},                  {"SLURM_STEP_ID", "0"},
-          {"SLURM_STEP_NODELIST", "gpu[01-02]"},   {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+  return {{"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_NTASKS", "4"},
+          {"SLURM_JOB_ID", "77"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_STEP_NODELIST", "gpu[01-02]"},
+          {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
           {"SLURMD_NODENAME", rank < 2 ? "gpu01" : "gpu02"}};
 }
 Vars OmpiTask(int rank) {

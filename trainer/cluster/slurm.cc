@@ -113,7 +113,8 @@ bool SlurmPresent(const EnvLookup& env) { return env("SLURM_PROCID") && env("SLU
 std::optional<std::string> SlurmOutsideStep(const EnvLookup& env) {
   const std::string job = JobVariable(env), step = StepVariable(env);
   const std::string of_job = job.empty() ? "" : " of job " + job;
-  if (step.empty()) return "a shell of the allocation" + of_job + " (SLURM_STEP_ID is unset: its batch script or salloc)";
+  if (step.empty())
+    return "a shell of the allocation" + of_job + " (SLURM_STEP_ID is unset: its batch script or salloc)";
   if (step == "batch" || step == "extern" || step == "interactive") return "the " + step + " step" + of_job;
   if (IsDecimal(step) && std::stoull(step) > kSlurmMaxNormalStep) {
     return "step " + step + of_job + " (a batch, extern or interactive step, not srun's)";
@@ -122,8 +123,8 @@ std::optional<std::string> SlurmOutsideStep(const EnvLookup& env) {
 }
 
 Result<std::optional<std::vector<std::string>>> SlurmNodesOfRanks(const std::vector<std::string>& nodes,
-                                                                   const std::vector<int>& tasks_per_node,
-                                                                   std::string_view distribution, int world) {
+                                                                  const std::vector<int>& tasks_per_node,
+                                                                  std::string_view distribution, int world) {
   if (tasks_per_node.size() != nodes.size()) {
     return Invalid("SLURM_STEP_TASKS_PER_NODE gives " + std::to_string(tasks_per_node.size()) +
                    " nodes, SLURM_STEP_NODELIST " + std::to_string(nodes.size()));
@@ -186,8 +187,9 @@ Result<ClusterConfig> SlurmCluster(const EnvLookup& env, const std::optional<Hos
     c.store_source = store_source;
   } else if (c.world_size > 1) {
     if (facts->nodes.empty()) {
-      return Invalid("no SLURM_STEP_NODELIST (nor SLURM_JOB_NODELIST): which node is the chief's? Set --rendezvous "
-                     "HOST:PORT or IMGTOOL_RENDEZVOUS");
+      return Invalid(
+          "no SLURM_STEP_NODELIST (nor SLURM_JOB_NODELIST): which node is the chief's? Set --rendezvous "
+          "HOST:PORT or IMGTOOL_RENDEZVOUS");
     }
     c.store = {facts->nodes[0], SlurmStorePort(std::stoull(job), std::stoull(step))};
     c.store_source = facts->nodes_source;

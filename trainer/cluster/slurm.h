@@ -40,8 +40,8 @@ std::optional<std::string> SlurmOutsideStep(const EnvLookup& env);
 // own node is known then, and every task is named by its rank alone (every worker must
 // render the same report from its own list). Errors when the counts do not add up to `world` over `nodes`.
 Result<std::optional<std::vector<std::string>>> SlurmNodesOfRanks(const std::vector<std::string>& nodes,
-                                                                   const std::vector<int>& tasks_per_node,
-                                                                   std::string_view distribution, int world);
+                                                                  const std::vector<int>& tasks_per_node,
+                                                                  std::string_view distribution, int world);
 
 // The cluster of this task. `store` replaces the chief's address when set (--rendezvous,
 // IMGTOOL_RENDEZVOUS), with `store_source` naming it.

@@ -133,7 +133,8 @@ TEST(SlurmCluster, BadVariablesAreRefused) {
   EXPECT_EQ(with(0, "SLURM_STEP_NODELIST", "n[1-3],n1"), "Slurm: SLURM_STEP_NODELIST names node n1 twice");
   EXPECT_EQ(with(0, "SLURM_STEP_TASKS_PER_NODE", "2(x4)"),
             "Slurm: SLURM_STEP_TASKS_PER_NODE adds up to 8 tasks, SLURM_NTASKS is 7");
-  EXPECT_EQ(with(0, "SLURM_STEP_TASKS_PER_NODE", "9"), "Slurm: SLURM_STEP_TASKS_PER_NODE: task count \"9\" is outside 1..7");
+  EXPECT_EQ(with(0, "SLURM_STEP_TASKS_PER_NODE", "9"),
+            "Slurm: SLURM_STEP_TASKS_PER_NODE: task count \"9\" is outside 1..7");
   Vars none = Step(0, "n1");
   none.erase("SLURM_STEP_NODELIST");
   EXPECT_NE(Slurm(none).error().message.find("which node is the chief's? Set --rendezvous"), std::string::npos);
