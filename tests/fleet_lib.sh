@@ -10,6 +10,9 @@ export XDG_CACHE_HOME="$WORK/xdg-cache"
 mkdir -p "$XDG_CACHE_HOME"
 # Recorded environment variables must not leak in from whoever runs the test.
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(NCCL_[A-Za-z0-9_]*\|CUDA_[A-Za-z0-9_]*\|CUBLAS[A-Za-z0-9_]*\|CUDNN_[A-Za-z0-9_]*\|NVIDIA_TF32_OVERRIDE\|IMGTOOL_IMAGE_DIGEST\|IMGTOOL_IMAGE_INDEX\|TF_CONFIG\)=.*/\1/p')
+# Nor a launcher's (a test run inside a Slurm job, an mpirun or a pod would otherwise be
+# taken for one of its tasks: trainer/cluster/launcher.h), nor a job token.
+while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\|SLURMD_NODENAME\|OMPI_[A-Za-z0-9_]*\|JOB_COMPLETION_INDEX\|IMGTOOL_RENDEZVOUS\|IMGTOOL_WORLD_SIZE\|IMGTOOL_K8S_SERVICE\|IMGTOOL_FLEET_TOKEN\)=.*/\1/p')
 unset LD_LIBRARY_PATH
 
 # The image digest every worker claims unless a case says otherwise.

@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "cluster/cluster_config.h"
 #include "cluster/job_token.h"
+#include "cluster/launcher.h"
 #include "fleet/compare.h"
 #include "fleet/drain.h"
 #include "fleet/drain_exec.h"
@@ -52,27 +53,24 @@ std::string Fixed(double x, int digits) {
   return buf;
 }
 
-// The cluster the trainer will see: TF_CONFIG when set, else the flags; never both.
+// The cluster the trainer will see, by the trainer's own rule (trainer/cluster/launcher.h):
+// TF_CONFIG, Slurm, Open MPI, a Kubernetes Indexed Job, or the flags. Rank 0 says what the
+// launcher could not know, and that the store is open when a scheduler started us without
+// a job token (the token itself is read, and its errors reported, by RunCheck).
 Result<trainer::ClusterConfig> Cluster(const CheckFlags& f) {
-  const char* tf = std::getenv("TF_CONFIG");
-  const bool have_tf = tf != nullptr && *tf != '\0';
-  if (have_tf && !f.cluster_flags.empty()) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "TF_CONFIG is set and so is " + f.cluster_flags[0] +
-                         ": the trainer would use TF_CONFIG and ignore the flags; give one or the other");
-  }
-  if (have_tf) {
-    auto c = trainer::ParseTfConfig(tf);
-    // The parser names TF_CONFIG itself in most messages; say it once.
-    if (!c.ok() && c.error().message.rfind("TF_CONFIG", 0) != 0) return c.error().Context("TF_CONFIG");
-    return c;
-  }
-  if (f.cluster_flags.empty()) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "which cluster? Set TF_CONFIG (as for the trainer) or pass --rank R --world-size N "
-                     "--rendezvous HOST:PORT; see imgtool fleet check --help");
-  }
-  return trainer::ClusterFromFlags(f.rank, f.world_size, f.rendezvous, f.host);
+  trainer::ClusterOverrides o;
+  o.rank = f.rank;
+  o.world_size = f.world_size;
+  o.rendezvous = f.rendezvous;
+  o.host = f.host;
+  o.given = f.cluster_flags;
+  auto c = trainer::DetectProcessCluster(o);
+  if (!c.ok() || c->rank != 0) return c;
+  for (const auto& n : c->notes) PrintLine("imgtool: note: ", n);
+  auto token = trainer::FindJobToken(trainer::DefaultTokenSources());
+  const std::string warning = trainer::OpenStoreWarning(*c, !token.ok() || *token != nullptr);
+  if (!warning.empty()) PrintLine("imgtool: fleet check: ", warning);
+  return c;
 }
 
 // This node's fingerprint: read from --fingerprint, or probed here.
@@ -212,14 +210,25 @@ void AddFleetCommands(CLI::App& app, Action& run) {
       "(and their full fingerprint when it differs from the chief's), so the traffic per worker does\n"
       "not grow with the fleet. Every worker prints the same report: the fields that differ, their\n"
       "values and which workers hold each.\n\n"
-      "TF_CONFIG (the trainer's; the chief's address is the store's):\n"
-      "  {\"cluster\": {\"chief\": [\"10.0.0.1:2222\"], \"worker\": [\"10.0.0.2:2222\", \"10.0.0.3:2222\"]},\n"
-      "   \"task\": {\"type\": \"worker\", \"index\": 0}}\n"
-      "Without TF_CONFIG: --rank R --world-size N --rendezvous HOST:PORT.\n\n"
+      "Who is in the job comes from the first launcher found (the trainer's rule):\n"
+      "  TF_CONFIG   the trainer's; the chief's address is the store's:\n"
+      "              {\"cluster\": {\"chief\": [\"10.0.0.1:2222\"], \"worker\": [\"10.0.0.2:2222\"]},\n"
+      "               \"task\": {\"type\": \"worker\", \"index\": 0}}\n"
+      "  Slurm       under srun: SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE,\n"
+      "              SLURM_DISTRIBUTION, SLURMD_NODENAME, SLURM_JOB_ID, SLURM_STEP_ID; the chief is task 0 on the\n"
+      "              step's first node, port 16384 + (job id mod 1024) * 16 + (step id mod 16)\n"
+      "  Open MPI    under mpirun: OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; mpirun names no chief, so give\n"
+      "              --rendezvous HOST:PORT or IMGTOOL_RENDEZVOUS\n"
+      "  Kubernetes  an Indexed Job: JOB_COMPLETION_INDEX, IMGTOOL_WORLD_SIZE, IMGTOOL_K8S_SERVICE (the headless\n"
+      "              Service), HOSTNAME <job>-<index>; the chief is <job>-0.<service>:2222\n"
+      "  flags       --rank R --world-size N --rendezvous HOST:PORT (or IMGTOOL_RENDEZVOUS)\n"
+      "Under a scheduler, --rendezvous or IMGTOOL_RENDEZVOUS replaces only the chief's address and --host\n"
+      "only this worker's; reports name workers \"n3 rank 5\". TF_CONFIG beside a cluster flag is an error.\n\n"
       "Each worker claims its rank in the store and writes only its own keys, once; a rank claimed twice\n"
       "fails the check, naming both processes. IMGTOOL_FLEET_TOKEN (the same secret, 16+ characters, on\n"
       "every worker, e.g. `openssl rand -hex 32`) closes the store to processes that do not hold it; the\n"
-      "token is proven over fresh nonces, never sent.\n\n"
+      "token is proven over fresh nonces, never sent. Under a scheduler without it, rank 0 warns that the\n"
+      "store is open (with srun: export it before srun, which passes it to the job's tasks only).\n\n"
       "Exit codes: 0 every worker matches; 1 the stacks differ (a field, --expect, or a golden run\n"
       "suspect); 3 workers missing after --timeout (a worker whose chief never answers reports the\n"
       "chief missing); 2 invalid input (flags, TF_CONFIG, --expect file, a short token); 4 the store or\n"
@@ -227,7 +236,7 @@ void AddFleetCommands(CLI::App& app, Action& run) {
       "wrong job token); 6 transport (the store's port in use, the chief lost mid-way); 70 internal.\n\n"
       "Examples:\n"
       "  TF_CONFIG=... imgtool fleet check --timeout 600 --golden-run --no-hash-cache\n"
-      "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"
+      "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"      "  IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) srun -N 4 --ntasks-per-node 8 imgtool fleet check ...\n"
       "  imgtool probe -o node.json && imgtool fleet check --fingerprint node.json ...");
   check->add_flag("--json", f->json, "Print the verdict as JSON, with this worker's traffic and timings (stats)");
   check->add_option("--timeout", f->timeout_s, "Seconds the chief waits for every worker (and a worker for the chief)")
@@ -235,15 +244,15 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   auto note = [f](const std::string& name) {
     return [f, name](const std::string&) { f->cluster_flags.push_back(name); };
   };
-  check->add_option("--rank", f->rank, "This worker's rank (without TF_CONFIG)")
+  check->add_option("--rank", f->rank, "This worker's rank (without a launcher)")
       ->check(CLI::NonNegativeNumber)
       ->each(note("--rank"));
-  check->add_option("--world-size", f->world_size, "Number of workers (without TF_CONFIG)")
+  check->add_option("--world-size", f->world_size, "Number of workers (without a launcher)")
       ->check(CLI::PositiveNumber)
       ->each(note("--world-size"));
-  check->add_option("--rendezvous", f->rendezvous, "HOST:PORT where rank 0 serves the store (without TF_CONFIG)")
+  check->add_option("--rendezvous", f->rendezvous, "HOST:PORT where rank 0 serves the store (not with TF_CONFIG; default $IMGTOOL_RENDEZVOUS)")
       ->each(note("--rendezvous"));
-  check->add_option("--host", f->host, "This worker's address (without TF_CONFIG; default the rendezvous host)")
+  check->add_option("--host", f->host, "This worker's address (not with TF_CONFIG; default the scheduler's node name, else the rendezvous host)")
       ->each(note("--host"));
   check->add_option("--expect", f->expect,
                     "Also hold every worker to a golden build: /etc/imgtool/stack.json or an imgtool build record");

@@ -46,7 +46,7 @@ namespace imgtool::fleet {
 
 struct WorkerId {
   int rank = 0;
-  std::string name;     // "worker 1", "chief 0" (TF_CONFIG type and index)
+  std::string name;     // "worker 1", "chief 0" (TF_CONFIG type and index); "n3 rank 5" under a scheduler
   std::string address;  // "10.0.0.2:2222", or "" in flag mode
 
   friend bool operator==(const WorkerId&, const WorkerId&) = default;

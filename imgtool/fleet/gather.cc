@@ -206,9 +206,10 @@ struct Exchange {
     const trainer::StoreAccess access{static_cast<int>(workers.size()), options.token};
     auto server = trainer::TcpStoreServer::Start(cluster.store.host, cluster.store.port, limits, access);
     if (!server.ok()) {
-      return server.error().Context("fleet check: " + workers[0].name +
-                                    " serves the rendezvous store on the chief's address in TF_CONFIG "
-                                    "(or --rendezvous)");
+      const std::string from = cluster.store_source.empty() ? "TF_CONFIG or --rendezvous" : cluster.store_source;
+      return trainer::WithPortHint(cluster, server.error().Context("fleet check: " + workers[0].name +
+                                                                   " serves the rendezvous store on the chief's "
+                                                                   "address (from " + from + ")"));
     }
     auto self =
         trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect, (*server)->ChiefClaim());
@@ -285,7 +286,7 @@ std::vector<WorkerId> WorkersOf(const trainer::ClusterConfig& cluster) {
   std::vector<WorkerId> out;
   for (size_t r = 0; r < cluster.tasks.size(); ++r) {
     const auto& t = cluster.tasks[r];
-    out.push_back({static_cast<int>(r), t.type + " " + std::to_string(t.index), t.address});
+    out.push_back({static_cast<int>(r), t.Label(), t.address});
   }
   return out;
 }

@@ -61,7 +61,8 @@ struct GatherStats {
   int distinct_digests = 0;  // seen by the chief (0 on other workers)
 };
 
-// The names workers go by in reports: "chief 0", "worker 1", with their addresses.
+// The names workers go by in reports: "chief 0", "worker 1" (TF_CONFIG, flags), "n3 rank 5"
+// under a scheduler that names the node ("rank 5" where it does not), with their addresses.
 std::vector<WorkerId> WorkersOf(const trainer::ClusterConfig& cluster);
 
 // Every worker calls this with the same cluster; all return the same verdict. Errors:

@@ -192,9 +192,34 @@ TEST(Gather, PortInUseIsAClearError) {
   EXPECT_EQ(v.error().kind, ErrorKind::kTransport);
   const std::string p = std::to_string(port);
   EXPECT_EQ(v.error().message,
-            "fleet check: worker 0 serves the rendezvous store on the chief's address in TF_CONFIG "
-            "(or --rendezvous): store 127.0.0.1:" +
+            "fleet check: worker 0 serves the rendezvous store on the chief's address (from --rendezvous): store "
+            "127.0.0.1:" +
                 p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process listens there)");
+  // A port a launcher derived (Slurm's, from the job and step ids) says how to pick another.
+  cluster->port_hint = "port " + p + " is job 7 step 0's under Slurm; set --rendezvous HOST:PORT or IMGTOOL_RENDEZVOUS";
+  cluster->store_source = "SLURM_STEP_NODELIST";
+  v = GatherVerdict(*cluster, Fp(0), Quick(milliseconds(500)));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.error().message,
+            "fleet check: worker 0 serves the rendezvous store on the chief's address (from SLURM_STEP_NODELIST): "
+            "store 127.0.0.1:" + p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process "
+            "listens there); port " + p + " is job 7 step 0's under Slurm; set --rendezvous HOST:PORT or "
+            "IMGTOOL_RENDEZVOUS");
+}
+
+TEST(Gather, WorkersUnderASchedulerAreNamedByNodeAndRank) {
+  trainer::ClusterConfig c;
+  c.world_size = 3;
+  c.launcher = "slurm";
+  c.tasks = {{"rank", 0, "", "n1"}, {"rank", 1, "", "n1"}, {"rank", 2, "", ""}};
+  auto w = WorkersOf(c);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].name, "n1 rank 0");
+  EXPECT_EQ(w[1].name, "n1 rank 1");
+  EXPECT_EQ(w[2].name, "rank 2");
+  auto tf = trainer::ClusterFromFlags(0, 2, "127.0.0.1:1", "");
+  ASSERT_TRUE(tf.ok());
+  EXPECT_EQ(WorkersOf(*tf)[1].name, "worker 1");
 }
 
 // The trainer runs next on the same address: the check must leave the port free.

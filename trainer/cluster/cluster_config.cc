@@ -28,6 +28,13 @@ Result<std::vector<std::string>> AddressList(const nlohmann::json& cluster, cons
 
 }  // namespace
 
+std::string ClusterTask::Name() const {
+  if (type != "rank") return type + ":" + std::to_string(index);
+  return (node.empty() ? "" : node + " ") + "rank " + std::to_string(index);
+}
+
+std::string ClusterTask::Label() const { return type == "rank" ? Name() : type + " " + std::to_string(index); }
+
 Result<HostPort> ParseHostPort(const std::string& s) {
   HostPort hp;
   size_t colon;
@@ -76,8 +83,8 @@ Result<ClusterConfig> ParseTfConfig(const std::string& text) {
   if (chiefs->empty() && workers->empty()) return Invalid("TF_CONFIG cluster lists no chief and no worker");
 
   ClusterConfig c;
-  for (size_t i = 0; i < chiefs->size(); ++i) c.tasks.push_back({"chief", 0, (*chiefs)[i]});
-  for (size_t i = 0; i < workers->size(); ++i) c.tasks.push_back({"worker", static_cast<int>(i), (*workers)[i]});
+  for (size_t i = 0; i < chiefs->size(); ++i) c.tasks.push_back({"chief", 0, (*chiefs)[i], ""});
+  for (size_t i = 0; i < workers->size(); ++i) c.tasks.push_back({"worker", static_cast<int>(i), (*workers)[i], ""});
   c.world_size = static_cast<int>(c.tasks.size());
 
   const auto& task = j["task"];
@@ -97,6 +104,8 @@ Result<ClusterConfig> ParseTfConfig(const std::string& text) {
   auto store = ParseHostPort(c.tasks[0].address);
   c.store = *store;
   c.self_host = ParseHostPort(c.tasks[static_cast<size_t>(c.rank)].address)->host;
+  c.launcher = "tf_config";
+  c.store_source = "TF_CONFIG";
   return c;
 }
 
@@ -109,7 +118,9 @@ Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::stri
   ClusterConfig c;
   c.rank = rank;
   c.world_size = world_size;
-  for (int r = 0; r < world_size; ++r) c.tasks.push_back({"worker", r, ""});
+  c.launcher = "flags";
+  c.store_source = "--rendezvous";
+  for (int r = 0; r < world_size; ++r) c.tasks.push_back({"worker", r, "", ""});
   if (world_size > 1) {
     if (rendezvous.empty()) return Invalid("--world-size > 1 needs --rendezvous HOST:PORT (or TF_CONFIG)");
     auto hp = ParseHostPort(rendezvous);
@@ -120,7 +131,13 @@ Result<ClusterConfig> ClusterFromFlags(int rank, int world_size, const std::stri
   return c;
 }
 
+Error WithPortHint(const ClusterConfig& cluster, Error e) {
+  if (!cluster.port_hint.empty()) e.message += "; " + cluster.port_hint;
+  return e;
+}
+
 int LocalTasks(const ClusterConfig& cluster) {
+  if (cluster.local_tasks > 0) return cluster.local_tasks;
   int n = 0;
   for (const auto& t : cluster.tasks) {
     auto hp = ParseHostPort(t.address);

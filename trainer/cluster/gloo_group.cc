@@ -102,7 +102,7 @@ Result<std::unique_ptr<GlooGroup>> GlooGroup::Join(const ClusterConfig& cluster,
   if (g->rank_ == 0) {
     auto server = TcpStoreServer::Start(cluster.store.host, cluster.store.port, ChiefStoreLimits(g->size_, options),
                                         StoreAccess{g->size_, options.token});
-    if (!server.ok()) return server.error().Context("rendezvous (chief " + me + ")");
+    if (!server.ok()) return WithPortHint(cluster, server.error().Context("rendezvous (chief " + me + ")"));
     g->server_ = std::move(*server);
   }
   auto client = TcpStoreClient::Connect(cluster.store.host, cluster.store.port, options.rendezvous_timeout,

@@ -13,6 +13,7 @@
 #include "cluster/cluster_config.h"
 #include "cluster/gloo_group.h"
 #include "cluster/job_token.h"
+#include "cluster/launcher.h"
 #include "comm/comm.h"
 #include "comm/shm_comm.h"
 #include "data/dataset.h"
@@ -60,8 +61,14 @@ int main(int argc, char** argv) {
       "Train the Keras Fashion-MNIST MLP (784-128-10, dropout 0.2, Adam) bitwise reproducibly.\n"
       "Pipeline: IDX files -> per-epoch Philox shuffle -> micro-shards -> fixed-order gradient sum (Gloo) "
       "-> Adam -> checkpoint / TensorBoard -> sha256 of the weights.\n"
-      "Cluster: TF_CONFIG if set, else --rank/--world-size/--rendezvous. With IMGTOOL_FLEET_TOKEN set (the same\n"
-      "secret on every task), the chief's rendezvous store admits only processes that prove they hold it."};
+      "Cluster: the first launcher found (trainer/cluster/README.md): TF_CONFIG; Slurm's srun (SLURM_PROCID,\n"
+      "SLURM_NTASKS, SLURM_STEP_NODELIST, ...: the chief is task 0 on the step's first node, the port from the job\n"
+      "and step ids); Open MPI's mpirun (OMPI_COMM_WORLD_RANK/_SIZE, with --rendezvous or IMGTOOL_RENDEZVOUS); a\n"
+      "Kubernetes Indexed Job (JOB_COMPLETION_INDEX, IMGTOOL_WORLD_SIZE, IMGTOOL_K8S_SERVICE); else\n"
+      "--rank/--world-size/--rendezvous; else one process alone. Under a scheduler --rendezvous (or\n"
+      "IMGTOOL_RENDEZVOUS) replaces only the chief's address. With IMGTOOL_FLEET_TOKEN set (the same secret on\n"
+      "every task), the chief's rendezvous store admits only processes that prove they hold it; under a\n"
+      "scheduler without it, rank 0 warns that the store is open."};
   trainer::TrainConfig cfg;
   std::string data_dir = trainer::kDefaultDataDir, backend = "cpu", rendezvous, host, busy_poll = "auto",
               comm_kind = "auto";
@@ -87,10 +94,14 @@ int main(int argc, char** argv) {
   app.add_option("--log-every", cfg.log_every, "Log a line every N steps (0: never)")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "Print the result as one JSON object");
-  app.add_option("--rank", rank, "This process's rank (without TF_CONFIG)")->capture_default_str();
-  app.add_option("--world-size", world_size, "Number of processes (without TF_CONFIG)")->capture_default_str();
-  app.add_option("--rendezvous", rendezvous, "HOST:PORT where rank 0 serves the rendezvous store");
-  app.add_option("--host", host, "Address this process binds for Gloo (default: the rendezvous host)");
+  CLI::Option* cluster_flags[] = {
+      app.add_option("--rank", rank, "This process's rank (without a launcher)")->capture_default_str(),
+      app.add_option("--world-size", world_size, "Number of processes (without a launcher)")->capture_default_str(),
+      app.add_option("--rendezvous", rendezvous,
+                     "HOST:PORT where rank 0 serves the rendezvous store (default: $IMGTOOL_RENDEZVOUS)"),
+      app.add_option("--host", host,
+                     "Address this process binds for Gloo (default: the scheduler's node name, else the rendezvous "
+                     "host)")};
   app.add_option("--rendezvous-timeout", rendezvous_timeout, "Seconds to wait for every task to arrive")
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--collective-timeout", collective_timeout, "Seconds before a silent peer counts as lost")
@@ -121,16 +132,22 @@ int main(int argc, char** argv) {
     return Fail({trainer::ErrorKind::kInvalidInput, "--backend " + backend + ": unknown (cpu, cuda)"});
   }
 
-  const char* tf_config = std::getenv("TF_CONFIG");
-  auto cluster = (tf_config != nullptr && *tf_config != '\0')
-                     ? trainer::ParseTfConfig(tf_config)
-                     : trainer::ClusterFromFlags(rank, world_size, rendezvous, host);
+  trainer::ClusterOverrides overrides{rank, world_size, rendezvous, host, {}, /*alone_when_unset=*/true};
+  for (const CLI::Option* o : cluster_flags) {
+    if (o->count() > 0) overrides.given.push_back(o->get_name());
+  }
+  auto cluster = trainer::DetectProcessCluster(overrides);
   if (!cluster.ok()) return Fail(cluster.error());
   auto shape_ok = trainer::ValidateStepShape({cfg.global_batch, cfg.shards}, cluster->world_size);
   if (!shape_ok.ok()) return Fail(shape_ok.error());
   // The job token (IMGTOOL_FLEET_TOKEN), read before the slow set-up so a bad one fails fast.
   auto token = trainer::FindJobToken(trainer::DefaultTokenSources());
   if (!token.ok()) return Fail(token.error());
+  if (cluster->rank == 0) {
+    for (const auto& n : cluster->notes) std::fprintf(stderr, "trainer: note: %s\n", n.c_str());
+    const std::string warning = trainer::OpenStoreWarning(*cluster, *token != nullptr);
+    if (!warning.empty()) std::fprintf(stderr, "trainer: %s\n", warning.c_str());
+  }
 
   trainer::StepFactory make_step;  // empty: the CPU step
   if (backend == "cuda") {
