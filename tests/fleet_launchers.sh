@@ -18,18 +18,9 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fleet_lib.sh"
 : "${TRAINER:?set TRAINER to the trainer binary}"
 N=4
-MARK="# imgtool-fleet-launchers-$$"
-unhost() {
-  if [ -w /etc/hosts ] && grep -qF -- "$MARK" /etc/hosts; then
-    # Rewritten in place (not replaced: /etc/hosts may be a bind mount), our line only.
-    grep -vF -- "$MARK" /etc/hosts >"$WORK/hosts.new" || true
-    cat "$WORK/hosts.new" >/etc/hosts
-  fi
-}
 LISTENER=""
-trap 'stop_pid "$LISTENER"; unhost; cleanup' EXIT
-if [ -w /etc/hosts ]; then
-  echo "127.0.0.1 ilt-n1 ilt-n2 ilt-job-0.ilt-svc $MARK" >>/etc/hosts
+trap 'stop_pid "$LISTENER"; hosts_remove; cleanup' EXIT
+if hosts_add ilt-n1 ilt-n2 ilt-job-0.ilt-svc; then
   NODELIST="ilt-n[1-2]" NODES=(ilt-n1 ilt-n2) PER_NODE="2(x2)"
 else
   NODELIST="localhost" NODES=(localhost) PER_NODE="4"

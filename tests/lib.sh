@@ -20,6 +20,21 @@ stop_pid() {
   wait "$1" 2>/dev/null || true
 }
 fail() { echo "FAILED: $*" >&2; exit 1; }
+
+# Names for 127.0.0.1 in /etc/hosts for the test's lifetime (node names a launcher hands
+# its tasks): one line marked with this test's pid, added and removed under a lock, since
+# tests running side by side edit the same file. Rewritten in place, not replaced:
+# /etc/hosts may be a bind mount. hosts_add returns 1 when /etc/hosts is not writable.
+HOSTS_MARK="# imgtool-test-$$"
+hosts_add() {  # NAME...
+  [ -w /etc/hosts ] || return 1
+  (flock 9 && echo "127.0.0.1 $* $HOSTS_MARK" >>/etc/hosts) 9>/tmp/imgtool-test-etc-hosts.lock
+}
+hosts_remove() {
+  [ -w /etc/hosts ] && grep -qF -- "$HOSTS_MARK" /etc/hosts || return 0
+  (flock 9 && kept=$(grep -vF -- "$HOSTS_MARK" /etc/hosts) && printf '%s\n' "$kept" >/etc/hosts) \
+    9>/tmp/imgtool-test-etc-hosts.lock
+}
 pass() { echo "ok: $*"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 assert_contains() { grep -qF -- "$2" <<<"$1" || fail "$3: expected output to contain '$2', got: $1"; }

@@ -23,18 +23,6 @@ slurm_install() {
     skip "Slurm cannot be installed here (apt-get install slurm-wlm munge failed)"
 }
 
-# Adds "127.0.0.1 n1 n2 n3 n4" to /etc/hosts, marked with this test's pid; removed on exit.
-slurm_hosts_add() {
-  SLURM_HOSTS_MARK="# imgtool-slurm-test-$$"
-  echo "127.0.0.1 ${SLURM_NODES[*]} $SLURM_HOSTS_MARK" >>/etc/hosts
-}
-slurm_hosts_remove() {
-  [ -n "${SLURM_HOSTS_MARK:-}" ] || return 0
-  # In place (not a rename): /etc/hosts may be a bind mount.
-  local kept; kept=$(grep -vF "$SLURM_HOSTS_MARK" /etc/hosts)
-  printf '%s\n' "$kept" >/etc/hosts
-}
-
 slurm_write_conf() {  # DIR
   local d=$1 ctld_port node_ports=() n
   ctld_port=$(free_port)
@@ -134,7 +122,7 @@ slurm_stop() {
   for f in "$SLURM_DIR"/slurmd-*.pid "$SLURM_DIR/slurmctld.pid" "$SLURM_DIR/munge/munged.pid"; do
     [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
   done
-  slurm_hosts_remove
+  hosts_remove
   # Steps' runc containers, if a test failed mid-step.
   runc --root "$SLURM_DIR/runc" list -q 2>/dev/null | while read -r c; do
     runc --root "$SLURM_DIR/runc" delete --force "$c" 2>/dev/null || true
@@ -155,7 +143,7 @@ slurm_start() {
   slurm_write_conf "$SLURM_DIR"
   # Also stops registry_lib.sh's registries when the test started one.
   trap 'slurm_stop; if declare -F stop_registries >/dev/null; then stop_registries; fi; cleanup' EXIT
-  slurm_hosts_add
+  hosts_add "${SLURM_NODES[@]}" || skip "/etc/hosts is not writable: the node names cannot resolve"
   slurm_start_munge "$SLURM_DIR"
   slurmctld -i -f "$SLURM_CONF" || fail "slurmctld did not start (see $SLURM_DIR/slurmctld.log)"
   for n in "${SLURM_NODES[@]}"; do
