@@ -139,9 +139,8 @@ Status Publish(const std::string& tmp, const std::string& dir, bool replace) {
 
 }  // namespace
 
-Result<UnpackReport> UnpackRootfs(const oci::Image& image, int rootfs_fd, const UnpackOptions& options,
-                                  std::optional<rootfs::ImageFs>* fs) {
-  const auto layers = image.layers();
+Result<rootfs::ImageFs> UnpackLayers(const std::vector<std::shared_ptr<const oci::Layer>>& layers, int rootfs_fd,
+                                     const UnpackOptions& options, WriterStats* stats) {
   rootfs::Applier applier(layers, options.limits);
   fs::UniqueFd root(::dup(rootfs_fd));
   if (!root) return Errno("dup");
@@ -149,13 +148,22 @@ Result<UnpackReport> UnpackRootfs(const oci::Image& image, int rootfs_fd, const 
   for (uint32_t i = 0; i < layers.size(); ++i) IMGTOOL_TRY(UnpackLayer(*layers[i], i, applier, writer, options));
   IMGTOOL_TRY(Cancelled(options));
   IMGTOOL_TRY(writer.Finish());
+  *stats = writer.stats();
+  return std::move(applier).Finish();
+}
+
+Result<UnpackReport> UnpackRootfs(const oci::Image& image, int rootfs_fd, const UnpackOptions& options,
+                                  std::optional<rootfs::ImageFs>* fs) {
+  WriterStats stats;
+  auto built = UnpackLayers(image.layers(), rootfs_fd, options, &stats);
+  if (!built.ok()) return built.error();
   UnpackReport r;
   r.image = image.digest();
   r.config = image.manifest().config.digest;
-  r.layers = layers.size();
-  r.bytes = writer.stats().bytes;
-  r.xattrs_skipped = writer.stats().xattrs_skipped;
-  fs->emplace(std::move(applier).Finish());
+  r.layers = image.layers().size();
+  r.bytes = stats.bytes;
+  r.xattrs_skipped = stats.xattrs_skipped;
+  fs->emplace(std::move(*built));
   Count(**fs, r);
   return r;
 }

@@ -12,11 +12,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "oci/digest.h"
 #include "oci/image.h"
+#include "bundle/disk_writer.h"
 #include "oci/result.h"
 #include "rootfs/image_fs.h"
 
@@ -40,6 +43,13 @@ struct UnpackReport {
   uint64_t xattrs_skipped = 0;
   std::string config_json;  // the bytes written to DIR/config.json
 };
+
+// Streams `layers` (bottom first) onto `rootfs_fd` (an empty folder), each read once
+// through rootfs::Applier to the DiskWriter, folders' metadata set at the end: the
+// views built on the way, and what the writer counted in `stats`. What UnpackRootfs does
+// for an image's layers; the unit tests and the fuzz harness call it on layers of their own.
+Result<rootfs::ImageFs> UnpackLayers(const std::vector<std::shared_ptr<const oci::Layer>>& layers, int rootfs_fd,
+                                     const UnpackOptions& options, WriterStats* stats);
 
 // Streams the image's layers onto `rootfs_fd` (an empty folder). `fs`: the views built
 // on the way (the account files are read through it).

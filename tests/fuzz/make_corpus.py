@@ -152,6 +152,40 @@ put("layer", "pax.tar.gz", gz(tar_bytes([("etc/passwd", "file", b"root:x:0:0::/r
 put("layer", "hardlink-missing.tar", tar_bytes([("a", "hardlink", "nowhere", 0o644)]))
 put("layer", "truncated.tar.gz", gz(tar_bytes(DATA))[:200])
 
+# imgtool unpack's writer (fuzz_unpack_layer): PAX headers a disk writer reads (xattrs,
+# owners, nanosecond mtimes), gzip'ed, a sparse file, and two layers split by the
+# harness's separator. The harness writes the GNU-tar seeds (test_tar.h) itself.
+def pax_layer(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, kind, payload, headers in entries:
+            info = tarfile.TarInfo(name)
+            info.mode, info.uid, info.gid, info.mtime = 0o644, 10001, 10002, 1700000000
+            info.pax_headers = dict(headers, mtime="1700000000.123456789")
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(info)
+            elif kind == "symlink":
+                info.type, info.linkname = tarfile.SYMTYPE, payload
+                t.addfile(info)
+            else:
+                info.size = len(payload)
+                t.addfile(info, io.BytesIO(payload))
+    return buf.getvalue()
+
+
+XATTRS = pax_layer([("d", "dir", None, {"SCHILY.xattr.user.folder": "f"}),
+                    ("d/f", "file", b"x", {"SCHILY.xattr.user.test": "value", "SCHILY.xattr.trusted.t": "t",
+                                           "SCHILY.xattr.security.capability": "\x01"}),
+                    ("d/l", "symlink", "/tmp/imgtool-fuzz-unpack-sentinel", {}),
+                    ("d/l/through", "file", b"y", {"SCHILY.xattr.user.test": "v"})])
+put("unpack_layer", "pax-xattrs.tar", XATTRS)
+put("unpack_layer", "pax-xattrs.tar.gz", gz(XATTRS))
+put("unpack_layer", "sparse-gnu.tar", tar_bytes([("s", "file", b"\0" * 4096 + b"end", 0o644)], tarfile.GNU_FORMAT))
+put("unpack_layer", "two-layers.tar", pax_layer([("etc", "dir", None, {}), ("etc/a", "file", b"1", {})]) +
+    b"IMGTOOL-NEXT-LAYER" + gz(pax_layer([("etc/.wh.a", "file", b"", {}), ("etc/.wh..wh..opq", "file", b"", {}),
+                                          ("etc/b", "file", b"2", {"SCHILY.xattr.user.b": "b"})])))
+
 
 def layout_archive(extra=(), prefix=""):
     config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}},

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""compare_rootfs.py A B: two unpacked rootfs folders compared name for name.
+"""compare_rootfs.py [--xattrs] A B: two unpacked rootfs folders compared name for name.
 
 For every path (symlinks not followed): the type, the mode (07777), uid/gid, a regular
 file's size and content sha256, a symlink's target, a non-folder's mtime, and which names
-share an inode (hardlink groups). Prints each difference and the count; exits 1 if any.
+share an inode (hardlink groups); with --xattrs also every extended attribute (symlinks' own), but
+user.rootlesscontainers (umoci --rootless's record of the owners, which imgtool does not
+write: bundle/README.md) and security.selinux (the host's labelling). Prints each difference and the count; exits 1 if any.
 """
 import hashlib
 import os
@@ -11,7 +13,15 @@ import stat
 import sys
 
 
-def describe(root):
+SKIPPED_XATTRS = {"user.rootlesscontainers", "security.selinux"}
+
+
+def xattrs(path):
+    names = sorted(n for n in os.listxattr(path, follow_symlinks=False) if n not in SKIPPED_XATTRS)
+    return {n: os.getxattr(path, n, follow_symlinks=False).hex() for n in names}
+
+
+def describe(root, with_xattrs=False):
     out, inodes = {}, {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
@@ -28,6 +38,8 @@ def describe(root):
                 d.update(size=st.st_size, sha256=h.hexdigest())
             if stat.S_ISLNK(kind):
                 d["target"] = os.readlink(full)
+            if with_xattrs:
+                d["xattrs"] = xattrs(full)
             if not stat.S_ISDIR(kind):
                 d["mtime"] = int(st.st_mtime)
                 inodes.setdefault(st.st_ino, []).append(rel)
@@ -39,7 +51,11 @@ def describe(root):
 
 
 def main():
-    a, b = describe(sys.argv[1]), describe(sys.argv[2])
+    args = sys.argv[1:]
+    with_xattrs = args[:1] == ["--xattrs"]
+    if with_xattrs:
+        args = args[1:]
+    a, b = describe(args[0], with_xattrs), describe(args[1], with_xattrs)
     diffs = 0
     for path in sorted(set(a) | set(b)):
         if a.get(path) != b.get(path):
