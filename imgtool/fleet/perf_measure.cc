@@ -1,0 +1,166 @@
+// The GEMM and the allreduce of the perf preflight (perf_measure.h).
+#include "fleet/perf_measure.h"
+
+#include <gloo/allreduce_ring_chunked.h>
+#include <gloo/context.h>
+#include <gloo/transport/context.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <vector>
+
+#include "cpu/ops.h"
+
+namespace imgtool::fleet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A Gloo context whose only pairs are the ring's: left (rank-1) and right (rank+1), one
+// pair when they are the same peer. Gloo's rendezvous context would pair every rank with
+// every other (N addresses stored and read per rank); the ring algorithms need two.
+class RingContext : public gloo::Context {
+ public:
+  RingContext(int rank, int size, std::shared_ptr<gloo::transport::Device> device, std::chrono::milliseconds timeout)
+      : gloo::Context(rank, size) {
+    device_ = std::move(device);
+    transportContext_ = device_->createContext(rank, size);
+    setTimeout(timeout);
+    transportContext_->setTimeout(timeout);
+  }
+  gloo::transport::Context& transport() { return *transportContext_; }
+};
+
+std::string RingKey(int rank) { return "perfring/" + std::to_string(rank); }
+
+void PutBytes(std::string* out, const std::vector<char>& bytes) {
+  const uint32_t n = static_cast<uint32_t>(bytes.size());
+  char len[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff), static_cast<char>((n >> 16) & 0xff),
+                 static_cast<char>(n >> 24)};
+  out->append(len, 4);
+  out->append(bytes.begin(), bytes.end());
+}
+
+// Entry `which` (0: the address for its left peer, 1: for its right) of a peer's record;
+// the record comes over the network, so every length is checked.
+Result<std::vector<char>> Entry(const std::string& record, int which, const std::string& key) {
+  size_t at = 0;
+  for (int i = 0;; ++i) {
+    if (record.size() - at < 4) break;
+    const auto* p = reinterpret_cast<const unsigned char*>(record.data() + at);
+    const uint32_t n = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+    at += 4;
+    if (n > 1024 || record.size() - at < n) break;
+    if (i == which) return std::vector<char>(record.begin() + static_cast<long>(at), record.begin() + static_cast<long>(at + n));
+    at += n;
+  }
+  return MakeError(ErrorKind::kInvalidInput, key + ": not a ring address record");
+}
+
+Result<std::string> Read(trainer::TcpStoreClient& store, const std::string& key) {
+  auto v = store.Get(key);
+  if (!v.ok()) return v.error();
+  if (!v->has_value()) return MakeError(ErrorKind::kInternal, key + " vanished from the store");
+  return **v;
+}
+
+// Pairs this rank with its ring neighbours through the store.
+Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const AllreduceOptions& options) {
+  const int rank = ctx.rank, size = ctx.size;
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  auto& to_left = ctx.transport().createPair(left);
+  std::string record;
+  PutBytes(&record, to_left->address().bytes());
+  if (right != left) {
+    PutBytes(&record, ctx.transport().createPair(right)->address().bytes());
+  } else {
+    PutBytes(&record, to_left->address().bytes());
+  }
+  IMGTOOL_TRY(store.Set(RingKey(rank), record));
+  IMGTOOL_TRY(store.Wait({RingKey(left), RingKey(right)}, options.timeout));
+  auto left_record = Read(store, RingKey(left));
+  if (!left_record.ok()) return left_record.error();
+  auto addr = Entry(*left_record, 1, RingKey(left));  // the left peer's pair for its right: us
+  if (!addr.ok()) return addr.error();
+  ctx.transport().getPair(left)->connect(*addr);
+  if (right != left) {
+    auto right_record = Read(store, RingKey(right));
+    if (!right_record.ok()) return right_record.error();
+    auto raddr = Entry(*right_record, 0, RingKey(right));
+    if (!raddr.ok()) return raddr.error();
+    ctx.transport().getPair(right)->connect(*raddr);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+GemmResult TimeGemm(const GemmOptions& o) {
+  // Deterministic inputs in [-1, 1): the values do not change the time, only denormals
+  // would, and there are none.
+  std::vector<float> in(static_cast<size_t>(o.m) * o.k), w(static_cast<size_t>(o.k) * o.n), b(o.n), out(static_cast<size_t>(o.m) * o.n);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 251) / 125.5f - 1.0f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 241) / 120.5f - 1.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f;
+  const double flops = 2.0 * o.m * o.n * o.k;
+  GemmResult r;
+  const auto start = Clock::now();
+  double best = 0;
+  while (r.reps < o.max_reps && (r.reps < o.min_reps || Clock::now() - start < o.budget)) {
+    const auto t = Clock::now();
+    trainer::cpu::linear_forward(out.data(), in.data(), w.data(), b.data(), o.m, o.k, o.n);
+    const double s = Since(t);
+    if (s > 0) best = std::max(best, flops / s);
+    ++r.reps;
+  }
+  r.seconds = Since(start);
+  r.gflops = best / 1e9;
+  return r;
+}
+
+Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size,
+                                      const std::string& self_host, const AllreduceOptions& options) {
+  const size_t count = options.bytes / sizeof(float);
+  if (size < 2 || count == 0 || options.iterations < 1) {
+    return MakeError(ErrorKind::kInvalidInput, "allreduce: needs 2+ ranks, some bytes and an iteration");
+  }
+  std::vector<float> buf(count);
+  // Every rank holds rank+1: the sum n(n+1)/2 is exact in float for any job size we run.
+  const float expected = static_cast<float>(static_cast<double>(size) * (size + 1) / 2);
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = self_host;
+    auto ctx = std::make_shared<RingContext>(rank, size, gloo::transport::tcp::CreateDevice(attr), options.timeout);
+    IMGTOOL_TRY(ConnectRing(*ctx, store, options));
+    std::shared_ptr<gloo::Context> base = ctx;
+    gloo::AllreduceRingChunked<float> allreduce(base, {buf.data()}, static_cast<int>(count));
+    double timed = 0;
+    for (int i = 0; i < options.warmup + options.iterations; ++i) {
+      std::fill(buf.begin(), buf.end(), static_cast<float>(rank + 1));
+      const auto t = Clock::now();
+      allreduce.run();
+      if (i >= options.warmup) timed += Since(t);
+      const size_t wrong = static_cast<size_t>(std::count_if(buf.begin(), buf.end(), [&](float x) { return x != expected; }));
+      if (wrong != 0) {
+        return MakeError(ErrorKind::kIntegrity, "allreduce: " + std::to_string(wrong) + " of " +
+                                                    std::to_string(count) + " sums wrong (iteration " +
+                                                    std::to_string(i) + ")");
+      }
+    }
+    AllreduceResult r;
+    r.seconds = timed / options.iterations;
+    r.algbw_gbps = static_cast<double>(count * sizeof(float)) / r.seconds / 1e9;
+    r.busbw_gbps = r.algbw_gbps * 2.0 * (size - 1) / size;
+    return r;
+  } catch (const std::exception& e) {
+    return MakeError(ErrorKind::kTransport, std::string("allreduce over Gloo: ") + e.what());
+  }
+}
+
+}  // namespace imgtool::fleet
