@@ -5,9 +5,10 @@
 #       every worker and flags nobody;
 #   (b) worker 2 slowed on purpose: put in a cgroup (v1 cpu controller) whose CFS quota is
 #       10% of one CPU (1 ms per 10 ms period, so every GEMM repetition spans many
-#       periods; 10%, not 20%: on a loaded 2-core machine the others' GEMM runs at half
-#       speed too, and the ratio must stay clear of the 50% threshold): every worker exits 7 and names worker 2 (rank 2), its gemm figure and
-#       "below 30%", and no other worker (threshold 0.3, below); the slowed worker's ratio is printed;
+#       periods; 10%, not 20%: on a loaded machine the others' GEMM slows too, and the
+#       ratio must stay clear of the threshold): every worker exits 7 and names worker 2
+#       (rank 2), its gemm figure and "below 30%", and no other worker; the slowed
+#       worker's ratio is printed;
 #   (c) the same with --perf-warn: exit 0, the flag still reported.
 # The threshold is 0.3, not the default 0.5: this machine's 2 cores are shared, and another
 # job's compile can hold half a core through one worker's whole 0.2 s GEMM turn (clean
