@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/ops.h"
+#include "fleet/perf_verdict.h"
 
 namespace imgtool::fleet {
 
@@ -39,30 +40,6 @@ class RingContext : public gloo::Context {
 
 std::string RingKey(int rank) { return "perfring/" + std::to_string(rank); }
 
-void PutBytes(std::string* out, const std::vector<char>& bytes) {
-  const uint32_t n = static_cast<uint32_t>(bytes.size());
-  char len[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff), static_cast<char>((n >> 16) & 0xff),
-                 static_cast<char>(n >> 24)};
-  out->append(len, 4);
-  out->append(bytes.begin(), bytes.end());
-}
-
-// Entry `which` (0: the address for its left peer, 1: for its right) of a peer's record;
-// the record comes over the network, so every length is checked.
-Result<std::vector<char>> Entry(const std::string& record, int which, const std::string& key) {
-  size_t at = 0;
-  for (int i = 0;; ++i) {
-    if (record.size() - at < 4) break;
-    const auto* p = reinterpret_cast<const unsigned char*>(record.data() + at);
-    const uint32_t n = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
-    at += 4;
-    if (n > 1024 || record.size() - at < n) break;
-    if (i == which) return std::vector<char>(record.begin() + static_cast<long>(at), record.begin() + static_cast<long>(at + n));
-    at += n;
-  }
-  return MakeError(ErrorKind::kInvalidInput, key + ": not a ring address record");
-}
-
 Result<std::string> Read(trainer::TcpStoreClient& store, const std::string& key) {
   auto v = store.Get(key);
   if (!v.ok()) return v.error();
@@ -75,25 +52,21 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
   const int rank = ctx.rank, size = ctx.size;
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   auto& to_left = ctx.transport().createPair(left);
-  std::string record;
-  PutBytes(&record, to_left->address().bytes());
-  if (right != left) {
-    PutBytes(&record, ctx.transport().createPair(right)->address().bytes());
-  } else {
-    PutBytes(&record, to_left->address().bytes());
-  }
-  IMGTOOL_TRY(store.Set(RingKey(rank), record));
+  const std::vector<char> left_addr = to_left->address().bytes();
+  const std::vector<char> right_addr =
+      right != left ? ctx.transport().createPair(right)->address().bytes() : left_addr;
+  IMGTOOL_TRY(store.Set(RingKey(rank), RingRecordToWire(left_addr, right_addr)));
   IMGTOOL_TRY(store.Wait({RingKey(left), RingKey(right)}, options.timeout));
   auto left_record = Read(store, RingKey(left));
   if (!left_record.ok()) return left_record.error();
-  auto addr = Entry(*left_record, 1, RingKey(left));  // the left peer's pair for its right: us
-  if (!addr.ok()) return addr.error();
+  auto addr = RingRecordEntry(*left_record, 1);  // the left peer's pair for its right: us
+  if (!addr.ok()) return addr.error().Context(RingKey(left));
   ctx.transport().getPair(left)->connect(*addr);
   if (right != left) {
     auto right_record = Read(store, RingKey(right));
     if (!right_record.ok()) return right_record.error();
-    auto raddr = Entry(*right_record, 0, RingKey(right));
-    if (!raddr.ok()) return raddr.error();
+    auto raddr = RingRecordEntry(*right_record, 0);
+    if (!raddr.ok()) return raddr.error().Context(RingKey(right));
     ctx.transport().getPair(right)->connect(*raddr);
   }
   return Status::Ok();

@@ -114,6 +114,16 @@ TEST(PerfRecord, RoundTripAndStrict) {
   }
 }
 
+TEST(PerfRecord, RingRecordEntries) {
+  const std::string rec = RingRecordToWire({'a', 'b'}, {'c'});
+  EXPECT_EQ(*RingRecordEntry(rec, 0), (std::vector<char>{'a', 'b'}));
+  EXPECT_EQ(*RingRecordEntry(rec, 1), (std::vector<char>{'c'}));
+  EXPECT_FALSE(RingRecordEntry(rec, 2).ok());
+  EXPECT_FALSE(RingRecordEntry(rec.substr(0, rec.size() - 1), 1).ok());  // cut short
+  EXPECT_FALSE(RingRecordEntry(std::string("\xff\xff\xff\x7f", 4), 0).ok());  // a 2 GB length
+  EXPECT_FALSE(RingRecordEntry("", 0).ok());
+}
+
 Verdict WithPerf() {
   Verdict v;
   v.expected_workers = 3;

@@ -134,4 +134,29 @@ Result<PerfFigures> PerfRecordFromWire(const std::string& text) {
   return out;
 }
 
+std::string RingRecordToWire(const std::vector<char>& to_left, const std::vector<char>& to_right) {
+  std::string out;
+  for (const auto* bytes : {&to_left, &to_right}) {
+    const auto n = static_cast<uint32_t>(bytes->size());
+    for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
+    out.append(bytes->begin(), bytes->end());
+  }
+  return out;
+}
+
+Result<std::vector<char>> RingRecordEntry(const std::string& record, int which) {
+  constexpr uint32_t kMaxAddressBytes = 1024;  // a Gloo TCP address is 136
+  size_t at = 0;
+  for (int i = 0; i <= which && which < 2; ++i) {
+    if (record.size() - at < 4) break;
+    const auto* p = reinterpret_cast<const unsigned char*>(record.data() + at);
+    const uint32_t n = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
+    at += 4;
+    if (n > kMaxAddressBytes || record.size() - at < n) break;
+    if (i == which) return std::vector<char>(record.begin() + static_cast<long>(at), record.begin() + static_cast<long>(at + n));
+    at += n;
+  }
+  return MakeError(ErrorKind::kInvalidInput, "not a ring address record with entry " + std::to_string(which));
+}
+
 }  // namespace imgtool::fleet

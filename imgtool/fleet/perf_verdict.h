@@ -94,4 +94,11 @@ std::string PerfFlagLine(const PerfFlag& flag, const std::string& worker_name, i
 std::string PerfRecordToWire(const PerfFigures& figures);
 Result<PerfFigures> PerfRecordFromWire(const std::string& text);
 
+// A worker's Gloo ring record (perf_measure.cc, under perfring/<rank>): its pair
+// addresses for its left and its right neighbour, each a u32 little-endian length (at
+// most 1024) and the bytes. Entry 0 is the left one, 1 the right; a record that does not
+// hold the entry whole is kInvalidInput (it comes over the network).
+std::string RingRecordToWire(const std::vector<char>& to_left, const std::vector<char>& to_right);
+Result<std::vector<char>> RingRecordEntry(const std::string& record, int which);
+
 }  // namespace imgtool::fleet
