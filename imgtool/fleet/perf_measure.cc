@@ -57,17 +57,19 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
       right != left ? ctx.transport().createPair(right)->address().bytes() : left_addr;
   IMGTOOL_TRY(store.Set(RingKey(rank), RingRecordToWire(left_addr, right_addr)));
   IMGTOOL_TRY(store.Wait({RingKey(left), RingKey(right)}, options.timeout));
-  auto left_record = Read(store, RingKey(left));
-  if (!left_record.ok()) return left_record.error();
-  auto addr = RingRecordEntry(*left_record, 1);  // the left peer's pair for its right: us
-  if (!addr.ok()) return addr.error().Context(RingKey(left));
-  ctx.transport().getPair(left)->connect(*addr);
-  if (right != left) {
-    auto right_record = Read(store, RingKey(right));
-    if (!right_record.ok()) return right_record.error();
-    auto raddr = RingRecordEntry(*right_record, 0);
-    if (!raddr.ok()) return raddr.error().Context(RingKey(right));
-    ctx.transport().getPair(right)->connect(*raddr);
+  // A pair's connect blocks until its peer connects too, so pairs are connected in one
+  // global order (by peer rank, as Gloo's full mesh does): with left then right, every
+  // rank of a ring of 3+ could wait on its left while its left waits on its own left.
+  // Entry 1 of the left peer's record is its pair for its right (us), entry 0 of the right one's its left.
+  std::vector<std::pair<int, int>> peers = {{left, 1}};
+  if (right != left) peers.push_back({right, 0});
+  std::sort(peers.begin(), peers.end());
+  for (const auto& [peer, entry] : peers) {
+    auto record = Read(store, RingKey(peer));
+    if (!record.ok()) return record.error();
+    auto addr = RingRecordEntry(*record, entry);
+    if (!addr.ok()) return addr.error().Context(RingKey(peer));
+    ctx.transport().getPair(peer)->connect(*addr);
   }
   return Status::Ok();
 }

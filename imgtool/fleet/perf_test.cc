@@ -1,5 +1,5 @@
 // The perf preflight: the decision (pure), the record and the verdict's perf on the wire,
-// the report lines; then the step end to end with threads on 127.0.0.1 (tiny sizes: the
+// the report lines; then the step end to end with 4 threads on 127.0.0.1 (tiny sizes: the
 // figures are not checked, only that every worker has them and the verdicts agree).
 #include <gtest/gtest.h>
 
@@ -168,7 +168,7 @@ TEST(PerfReport, TextNamesTheWorkerAndTheFigure) {
   EXPECT_DOUBLE_EQ(j["perf"]["workers"][2]["gemm"].get<double>(), 9.0);
 }
 
-// The step end to end: 3 workers as threads, one host (they take turns), tiny sizes.
+// The step end to end: 4 workers as threads, one host (they take turns), tiny sizes.
 TEST(PerfGather, EveryWorkerGetsEveryFigure) {
   auto server = trainer::TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
@@ -183,7 +183,7 @@ TEST(PerfGather, EveryWorkerGetsEveryFigure) {
   o.perf.allreduce.iterations = 2;
   Fingerprint fp;
   fp.fields = {{"nccl", "2.28.9"}};
-  const int n = 3;
+  const int n = 4;
   std::vector<std::optional<Result<Verdict>>> out(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
@@ -200,7 +200,7 @@ TEST(PerfGather, EveryWorkerGetsEveryFigure) {
     ASSERT_TRUE(v.ok()) << v.error().message;
     EXPECT_TRUE(v->perf.ran);
     EXPECT_TRUE(v->perf.skipped.empty()) << v->perf.skipped;
-    ASSERT_EQ(v->perf.rows.size(), 3u) << RenderText(*v);
+    ASSERT_EQ(v->perf.rows.size(), 4u) << RenderText(*v);
     for (const auto& [rank, f] : v->perf.rows) {
       EXPECT_TRUE(f.error.empty()) << rank << ": " << f.error;
       EXPECT_GT(f.milli.at(kPerfGemm), 0);
