@@ -39,10 +39,8 @@ pass "srun -N4 -n8 imgtool fleet check, no rendezvous flags: 8 of 8 match, on ev
 
 # ---- 2. n3 odd: every task fails naming n3 and the field; drain takes n3 out ----
 odd_node n3
-set +e
-out=$(srun -N4 -n8 "$IMGTOOL" fleet check --timeout 60 --on-mismatch drain 2>&1)
-rc=$?
-set -e
+rc=0
+out=$(srun -N4 -n8 "$IMGTOOL" fleet check --timeout 60 --on-mismatch drain 2>&1) || rc=$?
 [ "$rc" != 0 ] || fail "the check passed with NCCL_ALGO=Tree on n3: $out"
 [ "$(grep -c 'MISMATCH' <<<"$out")" = 8 ] || fail "every task should report the mismatch: $out"
 assert_contains "$out" "env.NCCL_ALGO" "the report names the field"
@@ -57,10 +55,8 @@ resume_all
 
 # ---- 3. no majority: nothing drained, and it says so ----
 odd_node n4
-set +e
-out=$(srun -N4 -n4 "$IMGTOOL" fleet check --timeout 60 --on-mismatch drain 2>&1)
-rc=$?
-set -e
+rc=0
+out=$(srun -N4 -n4 "$IMGTOOL" fleet check --timeout 60 --on-mismatch drain 2>&1) || rc=$?
 [ "$rc" != 0 ] || fail "the check passed with n3 and n4 odd"
 assert_contains "$out" "not draining: no majority for env.NCCL_ALGO (2 and 2 workers)" "a tie"
 for n in n1 n2 n3 n4; do assert_eq "$(node_state "$n" | cut -d'|' -f1)" idle "$n after a tie"; done
@@ -73,10 +69,8 @@ SBATCH=$REPO/examples/slurm/train.sbatch
 job_out() { cat "$WORK/job-$1.out"; }
 run_job() {  # NAME SBATCH_ARGS...: runs the example to completion; JOB_RC its exit
   local name=$1; shift
-  set +e
-  sbatch --wait --open-mode=append -o "$WORK/job-$name.out" "$@" "$SBATCH" >"$WORK/job-$name.submit" 2>&1
-  JOB_RC=$?
-  set -e
+  JOB_RC=0
+  sbatch --wait --open-mode=append -o "$WORK/job-$name.out" "$@" "$SBATCH" >"$WORK/job-$name.submit" 2>&1 || JOB_RC=$?
 }
 digests() { job_out "$1" | grep -o '"digest":"sha256:[0-9a-f]*"' | sort | uniq -c; }
 
@@ -84,6 +78,7 @@ run_job clean -N4 --ntasks-per-node=2
 [ "$JOB_RC" = 0 ] || fail "the example job on a clean allocation: exit $JOB_RC: $(job_out clean)"
 assert_contains "$(job_out clean)" "step 3: training" "the training step ran"
 [ "$(digests clean | wc -l)" = 1 ] || fail "one weights digest expected: $(digests clean)"
+assert_eq "$(digests clean | awk '{print $1}')" 8 "tasks that printed the weights digest"
 pass "examples/slurm/train.sbatch on 4 clean nodes: check passed, then 8 tasks trained to one weights digest"
 
 odd_node n3
@@ -96,22 +91,22 @@ assert_eq "$(node_state n3)" "drained|imgtool: env.NCCL_ALGO differs" "n3 after 
 pass "with n3 odd the example job ends before training, n3 drained and named"
 resume_all
 
-# REQUEUE=1 on 3 of the 4 nodes: the first run lands on n1-n3, drains n3 and requeues; the
+# REQUEUE=1 on 3 of the 4 nodes (4 tasks: the trainer's world size must divide its 8 shards): the first run lands on n1-n3, drains n3 and requeues; the
 # requeued run lands on n1, n2, n4 and trains. Slurm holds a requeued job back for a
 # while (its begin time); the test releases it once it is pending again.
-set +e
-REQUEUE=1 sbatch --wait --open-mode=append -o "$WORK/job-requeue.out" -N3 --ntasks-per-node=1 "$SBATCH" \
+REQUEUE=1 sbatch --wait --open-mode=append -o "$WORK/job-requeue.out" -N3 -n4 "$SBATCH" \
   >"$WORK/job-requeue.submit" 2>&1 &
 waiter=$!
-set -e
 id=""
-for _ in $(seq 600); do
+while kill -0 "$waiter" 2>/dev/null; do
   id=$(grep -o '[0-9]*$' "$WORK/job-requeue.submit" 2>/dev/null || true)
-  [ -n "$id" ] && [ "$(squeue -h -j "$id" -o '%T' 2>/dev/null)" = PENDING ] &&
-    [ "$(scontrol show job "$id" | grep -o 'Restarts=[0-9]*')" = Restarts=1 ] && break
+  if [ -n "$id" ] && [ "$(squeue -h -j "$id" -o '%T' 2>/dev/null)" = PENDING ] &&
+    scontrol show job "$id" 2>/dev/null | grep -q 'Restarts=1'; then
+    scontrol update JobId="$id" StartTime=now || true  # it may have started meanwhile
+    break
+  fi
   sleep 0.2
 done
-scontrol update JobId="$id" StartTime=now
 wait "$waiter" || fail "the requeued job failed: $(job_out requeue)"
 assert_contains "$(job_out requeue)" "requeueing job $id" "the first run requeued the job"
 assert_contains "$(job_out requeue)" "preflight on 3 nodes (n[1-2,4])" "the requeued run avoided n3"

@@ -43,6 +43,8 @@ struct CheckFlags {
   std::string hash_cache;
   bool no_hash_cache = false;
   std::string on_mismatch = "report";  // or "drain" (Slurm)
+  bool perf = false, perf_warn = false;
+  double perf_threshold = fleet::kPerfDefaultThresholdPermille / 1000.0;
   // Which cluster flags were given (TF_CONFIG and these exclude each other).
   std::vector<std::string> cluster_flags;
 };
@@ -146,6 +148,7 @@ int RunCheck(const CheckFlags& f) {
   auto token = trainer::FindJobToken(trainer::DefaultTokenSources());
   if (!token.ok()) return Fail(token.error());
   opts.token = *token;
+  opts.perf = fleet::PerfOptionsFromFlags(f.perf, f.perf_threshold, f.perf_warn);
   if (tty) opts.progress = progress;
   // Said whether or not on a TTY: a peer dropped by the chief's store broke a limit.
   opts.store_log = [](const std::string& line) { PrintLine("imgtool: fleet check: ", line); };
@@ -233,10 +236,15 @@ void AddFleetCommands(CLI::App& app, Action& run) {
       "suspect); 3 workers missing after --timeout (a worker whose chief never answers reports the\n"
       "chief missing); 2 invalid input (flags, TF_CONFIG, --expect file, a short token); 4 the store or\n"
       "the verdict disagrees with what this worker sent; 5 refused (a rank claimed twice, a missing or\n"
-      "wrong job token); 6 transport (the store's port in use, the chief lost mid-way); 70 internal.\n\n"
+      "wrong job token); 6 transport (the store's port in use, the chief lost mid-way); 7 --perf: the\n"
+      "stacks match but a worker's GEMM GFLOP/s or allreduce busbw is below --perf-threshold (default\n"
+      "0.5) of the fleet's median, or its perf step failed (not with --perf-warn); 70 internal.\n\n"
       "Examples:\n"
       "  TF_CONFIG=... imgtool fleet check --timeout 600 --golden-run --no-hash-cache\n"
-      "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"      "  IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) srun -N 4 --ntasks-per-node 8 imgtool fleet check ...\n"
+      "  imgtool fleet check --rank 1 --world-size 4 --rendezvous 10.0.0.1:2222 --expect stack.json\n"
+      "  TF_CONFIG=... imgtool fleet check --perf --perf-threshold 0.6\n"
+      "  IMGTOOL_FLEET_TOKEN=$(openssl rand -hex 32) srun -N 4 --ntasks-per-node 8 imgtool fleet check ...\n"
+      "  srun --ntasks-per-node 1 imgtool fleet check --on-mismatch drain --expect stack.json   # examples/slurm\n"
       "  imgtool probe -o node.json && imgtool fleet check --fingerprint node.json ...");
   check->add_flag("--json", f->json, "Print the verdict as JSON, with this worker's traffic and timings (stats)");
   check->add_option("--timeout", f->timeout_s, "Seconds the chief waits for every worker (and a worker for the chief)")
@@ -280,6 +288,15 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   auto* cache = check->add_option("--hash-cache", f->hash_cache,
                                   "Remember library hashes here (default: $XDG_CACHE_HOME/imgtool/probe)");
   check->add_flag("--no-hash-cache", f->no_hash_cache, "Hash every library, remember nothing")->excludes(cache);
+  check->add_flag("--perf", f->perf,
+                  "Also time a GEMM (the trainer's CPU matmul; workers of one host take turns) and an allreduce "
+                  "(Gloo ring, 4 MB) on every worker; flag workers below --perf-threshold of the fleet's median "
+                  "(exit 7). Every worker must give it");
+  check->add_option("--perf-threshold", f->perf_threshold,
+                    "Flag a worker whose GFLOP/s or busbw is below this fraction of the median")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  check->add_flag("--perf-warn", f->perf_warn, "Report flagged workers but do not fail the check for them");
   check->callback([f, &run] { run = [f] { return RunCheck(*f); }; });
 }
 

@@ -147,7 +147,8 @@ bool ExpectedValueMatches(const std::string& field, const std::string& expected,
 
 int Verdict::ExitCode() const {
   if (!missing.empty()) return 3;
-  return ok() ? 0 : 1;
+  if (!diffs.empty() || !suspects.empty()) return 1;
+  return perf.Fails() ? kPerfExitCode : 0;
 }
 
 Result<Verdict> Compare(const CompareInput& input) {

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "fleet/fingerprint.h"
+#include "fleet/perf_verdict.h"
 #include "oci/canonical_json.h"
 #include "oci/result.h"
 
@@ -87,9 +88,12 @@ struct Verdict {
   // "platforms" -> "linux/amd64: 1 worker, linux/arm64: 1 worker" and "compared per
   // platform" -> the fields compared within a platform only (every other one across all).
   std::map<std::string, std::string> notes;
-  bool ok() const { return missing.empty() && diffs.empty() && suspects.empty(); }
+  // With --perf: the figures, medians and the workers below the threshold (perf_verdict.h).
+  PerfVerdict perf;
+  bool ok() const { return missing.empty() && diffs.empty() && suspects.empty() && !perf.Fails(); }
   // 0 all match; 1 stacks differ (fields, --expect or golden run); 3 workers missing
-  // (takes precedence: a partial fleet proves nothing).
+  // (takes precedence: a partial fleet proves nothing); 7 the stacks match but a worker
+  // is below the --perf threshold (not with --perf-warn).
   int ExitCode() const;
   // One line, workers named by WorkerId::name (long lists cut: "... and 12 more"):
   //   "fleet check: OK: 4 of 4 workers match (fingerprint sha256:ab12cd34ef56)"

@@ -142,6 +142,7 @@ struct Exchange {
     // The full fingerprint first, then the digest: a digest anyone can read always has
     // its fingerprint stored already.
     IMGTOOL_TRY(PublishFull(mine));
+    if (options.perf.enabled) IMGTOOL_TRY(PublishPerfHost(*client, 0, options.perf));
     IMGTOOL_TRY(client->Publish(FpKey(0), digest));
     std::vector<std::string> waiting;
     for (size_t r = 0; r < workers.size(); ++r) waiting.push_back(FpKey(static_cast<int>(r)));
@@ -161,6 +162,12 @@ struct Exchange {
     }
     std::set<std::string> absent(waiting.begin(), waiting.end());
     IMGTOOL_TRY(RefuseConflicts());
+    PerfVerdict perf;
+    if (options.perf.enabled) {
+      auto p = ChiefPerf(absent);
+      if (!p.ok()) return p.error();
+      perf = std::move(*p);
+    }
 
     CompareInput in;
     in.workers = workers;
@@ -190,11 +197,31 @@ struct Exchange {
     distinct = static_cast<int>(in.full.size());
     auto v = Compare(in);
     if (!v.ok()) return v.error();
+    v->perf = std::move(perf);
     std::string wire = VerdictToWire(*v, WireWorkers::kOmit);
     IMGTOOL_TRY(client->Set(kVerdictKey, wire));
     auto decoded = VerdictFromWire(wire, workers);
     if (!decoded.ok()) return decoded.error().Context("decoding our own verdict");
     return decoded;
+  }
+
+  // The chief's part of the perf step (perf_step.h): plan the turns, measure, collect.
+  Result<PerfVerdict> ChiefPerf(const std::set<std::string>& absent_keys) {
+    std::set<int> absent;
+    for (size_t r = 1; r < workers.size(); ++r) {
+      if (absent_keys.count(FpKey(static_cast<int>(r)))) absent.insert(static_cast<int>(r));
+    }
+    const int n = static_cast<int>(workers.size());
+    auto skipped = PlanPerfTurns(*client, n, absent);
+    if (!skipped.ok()) return skipped.error().Context("perf step");
+    if (!skipped->empty()) {
+      PerfVerdict p = DecidePerf({}, options.perf.threshold_permille, options.perf.warn_only);
+      p.skipped = *skipped;
+      return p;
+    }
+    Progress("perf: GEMM (one worker per host at a time) and allreduce");
+    (void)RunPerfStep(*client, cluster, options.perf, options.timeout);
+    return CollectPerf(*client, n, options.perf, options.timeout);
   }
 
   // The chief: serves the store, runs Chief, publishes its verdict or its error, and
@@ -257,7 +284,12 @@ struct Exchange {
     if (!theirs.ok()) return theirs.error();
     // Matching the chief is the common case, and then the chief has our fingerprint.
     if (!theirs->has_value() || **theirs != digest) IMGTOOL_TRY(PublishFull(mine));
+    if (options.perf.enabled) IMGTOOL_TRY(PublishPerfHost(*client, rank, options.perf));
     IMGTOOL_TRY(client->Publish(FpKey(rank), digest));
+    if (options.perf.enabled) {
+      Progress("perf: waiting for this worker's turn, then GEMM and allreduce");
+      (void)RunPerfStep(*client, cluster, options.perf, options.timeout);
+    }
     Progress("waiting for the verdict of " + chief);
 
     const milliseconds verdict_wait = options.timeout + kVerdictMargin;
@@ -316,7 +348,9 @@ Result<Verdict> GatherVerdict(const trainer::ClusterConfig& cluster, const Finge
   if (x.workers.size() == 1) {  // nobody to compare with; --expect still applies
     CompareInput in{x.workers, {{0, x.digest}}, {{x.digest, mine}}, options.ignore, options.expected};
     x.distinct = 1;
-    return finish(Compare(in));
+    auto v = Compare(in);
+    if (v.ok() && options.perf.enabled) v->perf = PerfAlone(options.perf);
+    return finish(std::move(v));
   }
 
   const std::string chief = ChiefName(x.workers, cluster);

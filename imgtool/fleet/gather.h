@@ -20,6 +20,9 @@
 // Bytes per worker when all match: a wait and a read of fp/0, one digest, one verdict
 // (constant in N). The chief reads N digests: its traffic grows linearly, nobody else's.
 // Waits are server-side (the store's WAIT op), so N waiting workers cost no polling.
+// With --perf (options.perf), every worker also publishes its host before its digest, and
+// between the fingerprints and the verdict runs perf_step.h's GEMM and allreduce; the
+// chief's verdict then carries the figures and the flags (Verdict::perf).
 // A worker whose chief never answers (or never publishes) reports the chief as missing
 // (a verdict with missing = [0] and a "chief" note: exit 3), like any missing worker.
 #pragma once
@@ -35,6 +38,7 @@
 #include "cluster/job_token.h"
 #include "fleet/compare.h"
 #include "fleet/fingerprint.h"
+#include "fleet/perf_step.h"
 #include "oci/result.h"
 
 namespace imgtool::fleet {
@@ -52,6 +56,9 @@ struct GatherOptions {
   // The job token (IMGTOOL_FLEET_TOKEN): required of every worker by the chief's store,
   // and of the store by every worker. Null: the store is open.
   trainer::JobTokenPtr token;
+  // --perf: a GEMM and an allreduce on every worker between the fingerprints and the
+  // verdict (perf_step.h); every worker must give it, or none.
+  PerfOptions perf;
 };
 
 struct GatherStats {

@@ -218,6 +218,92 @@ oci::Json WorkerJson(int rank, const std::map<int, const WorkerId*>& by_rank) {
 // The local verdict of a worker whose chief never answered (gather.cc's ChiefMissing).
 bool ChiefNeverAnswered(const Verdict& v) { return v.notes.count("chief") != 0 && v.missing == std::vector<int>{0}; }
 
+// The workers flagged by --perf, named once each: "worker 2 (gemm), worker 3 (perf step failed)".
+std::string SlowPart(const PerfVerdict& p, const Names& names) {
+  std::map<int, std::string> what;
+  for (const auto& f : p.flags) {
+    std::string& w = what[f.rank];
+    w += (w.empty() ? "" : ", ") + (f.figure.empty() ? std::string("perf step failed") : f.figure);
+  }
+  std::string s;
+  size_t shown = 0;
+  for (const auto& [rank, figures] : what) {
+    if (shown++ == kSummaryEntries) {
+      s += " and " + std::to_string(what.size() - kSummaryEntries) + " more";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + names.Name(rank) + " (" + figures + ")";
+  }
+  char threshold[16];
+  std::snprintf(threshold, sizeof(threshold), "%g", p.threshold_permille / 10.0);
+  return s + " below " + threshold + "% of the median";
+}
+
+// The perf section: a table of figures (the median first), the flag lines, or why skipped.
+std::string PerfSection(const PerfVerdict& p, const Names& names) {
+  if (!p.skipped.empty()) return "perf: skipped: " + Printable(p.skipped) + "\n";
+  std::vector<std::array<std::string, 3>> rows = {{"PERF", "GEMM GFLOP/s", "ALLREDUCE GB/s (busbw)"}};
+  auto cell = [](const std::map<std::string, int64_t>& m, const char* figure) {
+    auto it = m.find(figure);
+    return it == m.end() ? std::string("-") : PerfDisplay(figure, it->second);
+  };
+  rows.push_back({"median", cell(p.medians, kPerfGemm), cell(p.medians, kPerfAllreduce)});
+  for (const auto& [rank, f] : p.rows) {
+    if (!f.error.empty()) {
+      rows.push_back({names.Name(rank), "failed", "failed"});
+    } else {
+      rows.push_back({names.Name(rank), cell(f.milli, kPerfGemm), cell(f.milli, kPerfAllreduce)});
+    }
+  }
+  size_t w0 = 0, w1 = 0;
+  for (const auto& r : rows) {
+    w0 = std::max(w0, Width(r[0]));
+    w1 = std::max(w1, Width(r[1]));
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    out += r[0] + std::string(w0 - Width(r[0]) + 2, ' ') + r[1] + std::string(w1 - Width(r[1]) + 2, ' ') + r[2] + "\n";
+  }
+  if (!p.complete) out += "(figures of flagged workers only: more than " + std::to_string(kPerfMaxRows) + " workers)\n";
+  for (const auto& f : p.flags) {
+    out += Printable(PerfFlagLine(f, names.Name(f.rank), p.threshold_permille)) + (p.warn_only ? " (--perf-warn)" : "") + "\n";
+  }
+  return out;
+}
+
+oci::Json PerfJson(const PerfVerdict& p, const std::map<int, const WorkerId*>& by_rank) {
+  oci::Json workers = oci::Json::array();
+  for (const auto& [rank, f] : p.rows) {
+    oci::Json w = WorkerJson(rank, by_rank);
+    if (!f.error.empty()) w["error"] = f.error;
+    for (const auto& [name, milli] : f.milli) w[name] = static_cast<double>(milli) / 1000.0;
+    workers.push_back(w);
+  }
+  oci::Json medians = oci::Json::object();
+  for (const auto& [name, milli] : p.medians) medians[name] = static_cast<double>(milli) / 1000.0;
+  oci::Json flags = oci::Json::array();
+  for (const auto& f : p.flags) {
+    oci::Json j = WorkerJson(f.rank, by_rank);
+    if (f.figure.empty()) {
+      j["error"] = f.error;
+    } else {
+      j["figure"] = f.figure;
+      j["value"] = static_cast<double>(f.value) / 1000.0;
+      j["median"] = static_cast<double>(f.median) / 1000.0;
+    }
+    flags.push_back(j);
+  }
+  return {{"threshold", p.threshold_permille / 1000.0},
+          {"warn_only", p.warn_only},
+          {"skipped", p.skipped},
+          {"units", {{kPerfGemm, PerfUnit(kPerfGemm)}, {kPerfAllreduce, PerfUnit(kPerfAllreduce)}}},
+          {"medians", medians},
+          {"complete", p.complete},
+          {"workers", workers},
+          {"flags", flags},
+          {"fails", p.Fails()}};
+}
+
 }  // namespace
 
 std::string Verdict::Summary() const {
@@ -240,14 +326,17 @@ std::string Verdict::Summary() const {
       s += " (fingerprint " + Printable(it->second.substr(0, 19)) + ")";
     }
     if (notes.count("platforms")) s += " across " + std::to_string(PlatformCount(notes.at("platforms"))) + " platforms";
+    if (!perf.flags.empty()) s += "; perf warning: " + SlowPart(perf, names);
     return s;
   }
+  if (diffs.empty() && suspects.empty()) return s + "SLOW: " + SlowPart(perf, names);
   s += "MISMATCH: ";
   if (!diffs.empty()) s += FieldsPart(diffs) + "; " + WhoPart(*this, names);
   if (!suspects.empty()) {
     s += std::string(diffs.empty() ? "" : "; ") +
          "golden run suspects: " + Join(names.Entries(suspects, false), kSummaryEntries);
   }
+  if (!perf.flags.empty()) s += "; slow: " + SlowPart(perf, names);
   return s;
 }
 
@@ -277,6 +366,8 @@ std::string RenderText(const Verdict& v) {
     }
     sections.push_back(table);
   }
+
+  if (v.perf.ran) sections.push_back(PerfSection(v.perf, names));
 
   std::string details;
   if (!v.missing.empty()) details += "missing: " + Join(names.Entries(v.missing, true), kTableEntries) + "\n";
@@ -314,7 +405,7 @@ oci::Json RenderJson(const Verdict& v) {
     if (d.expected) j["expected"] = *d.expected;
     diffs.push_back(j);
   }
-  return {{"ok", v.ok()},
+  oci::Json out = {{"ok", v.ok()},
           {"exit_code", v.ExitCode()},
           {"summary", v.Summary()},
           {"expected_workers", v.expected_workers},
@@ -324,6 +415,8 @@ oci::Json RenderJson(const Verdict& v) {
           {"diffs", diffs},
           {"suspects", workers_of(v.suspects)},
           {"notes", oci::Json(v.notes)}};
+  if (v.perf.ran) out["perf"] = PerfJson(v.perf, by_rank);
+  return out;
 }
 
 }  // namespace imgtool::fleet

@@ -3,6 +3,7 @@
 // never a crash, a huge allocation or a wrong report.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -163,6 +164,151 @@ Result<FieldDiff> ReadDiff(Reader& rd, const oci::Json& j, const std::string& at
   return d;
 }
 
+constexpr size_t kMaxPerfErrorBytes = 1024;
+constexpr int64_t kMaxPerfMilli = 1'000'000'000'000'000;
+
+oci::Json PerfFiguresToJson(const PerfFigures& f) {
+  if (!f.error.empty()) return {{"error", f.error}};
+  return {{"figures", oci::Json(f.milli)}};
+}
+
+oci::Json PerfToJson(const PerfVerdict& p) {
+  oci::Json rows = oci::Json::array();
+  for (const auto& [rank, f] : p.rows) {
+    oci::Json row = PerfFiguresToJson(f);
+    row["rank"] = rank;
+    rows.push_back(row);
+  }
+  oci::Json flags = oci::Json::array();
+  for (const auto& f : p.flags) {
+    if (f.figure.empty()) {
+      flags.push_back({{"rank", f.rank}, {"error", f.error}});
+    } else {
+      flags.push_back({{"rank", f.rank}, {"figure", f.figure}, {"value", f.value}, {"median", f.median}});
+    }
+  }
+  return {{"threshold_permille", p.threshold_permille},
+          {"warn_only", p.warn_only},
+          {"skipped", p.skipped},
+          {"medians", oci::Json(p.medians)},
+          {"complete", p.complete},
+          {"rows", rows},
+          {"flags", flags}};
+}
+
+Result<int64_t> PerfMilli(const oci::Json& j, const std::string& path) {
+  if (!j.is_number_integer()) return Bad(path, "not an integer");
+  if (j.is_number_unsigned() ? j.get<uint64_t>() > static_cast<uint64_t>(kMaxPerfMilli)
+                             : (j.get<int64_t>() < 0 || j.get<int64_t>() > kMaxPerfMilli)) {
+    return Bad(path, "out of range [0, 10^15]");
+  }
+  return j.get<int64_t>();
+}
+
+Result<std::map<std::string, int64_t>> PerfFigureMap(const oci::Json& j, const std::string& path) {
+  if (!j.is_object()) return Bad(path, "not an object");
+  const auto& names = PerfFigureNames();
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, value] : j.items()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) return Bad(path, "unknown figure");
+    auto v = PerfMilli(value, path + "." + name);
+    if (!v.ok()) return v.error();
+    out[name] = *v;
+  }
+  return out;
+}
+
+Result<int> PerfRank(Reader& rd, const oci::Json& j, const std::string& path) {
+  auto rank = rd.Int(j, path, 0, kMaxWorkers - 1);
+  if (!rank.ok()) return rank.error();
+  if (!std::binary_search(rd.ranks_.begin(), rd.ranks_.end(), *rank)) {
+    return Bad(path, "rank " + std::to_string(*rank) + " is not a worker");
+  }
+  return rank;
+}
+
+Result<PerfFlag> ReadPerfFlag(Reader& rd, const oci::Json& j, const std::string& at) {
+  PerfFlag f;
+  IMGTOOL_TRY(rd.Keys(j, at, {"rank", "figure", "value", "median", "error"}, {"rank"}));
+  auto rank = PerfRank(rd, j["rank"], at + ".rank");
+  if (!rank.ok()) return rank.error();
+  f.rank = *rank;
+  if (j.contains("error")) {
+    if (j.size() != 2) return Bad(at, "an error flag has a rank and an error only");
+    auto e = rd.String(j["error"], at + ".error", kMaxPerfErrorBytes);
+    if (!e.ok()) return e.error();
+    if (e->empty()) return Bad(at + ".error", "empty");
+    f.error = *e;
+    return f;
+  }
+  IMGTOOL_TRY(rd.Keys(j, at, {"rank", "figure", "value", "median"}, {"rank", "figure", "value", "median"}));
+  auto figure = rd.String(j["figure"], at + ".figure", 64);
+  if (!figure.ok()) return figure.error();
+  const auto& names = PerfFigureNames();
+  if (std::find(names.begin(), names.end(), *figure) == names.end()) return Bad(at + ".figure", "unknown figure");
+  f.figure = *figure;
+  auto value = PerfMilli(j["value"], at + ".value");
+  if (!value.ok()) return value.error();
+  auto median = PerfMilli(j["median"], at + ".median");
+  if (!median.ok()) return median.error();
+  f.value = *value;
+  f.median = *median;
+  return f;
+}
+
+// The "perf" member: bounded like the rest (rows and flags are per worker, each once).
+Result<PerfVerdict> ReadPerf(Reader& rd, const oci::Json& j) {
+  IMGTOOL_TRY(rd.Keys(j, "$.perf", {"threshold_permille", "warn_only", "skipped", "medians", "complete", "rows", "flags"},
+                      {"threshold_permille", "warn_only", "skipped", "medians", "complete", "rows", "flags"}));
+  PerfVerdict p;
+  p.ran = true;
+  auto threshold = rd.Int(j["threshold_permille"], "$.perf.threshold_permille", 1, 1000);
+  if (!threshold.ok()) return threshold.error();
+  p.threshold_permille = *threshold;
+  if (!j["warn_only"].is_boolean() || !j["complete"].is_boolean()) return Bad("$.perf", "warn_only, complete: not booleans");
+  p.warn_only = j["warn_only"].get<bool>();
+  p.complete = j["complete"].get<bool>();
+  auto skipped = rd.String(j["skipped"], "$.perf.skipped", kMaxFieldValueBytes);
+  if (!skipped.ok()) return skipped.error();
+  p.skipped = *skipped;
+  auto medians = PerfFigureMap(j["medians"], "$.perf.medians");
+  if (!medians.ok()) return medians.error();
+  p.medians = std::move(*medians);
+  const size_t max_entries = rd.ranks_.size() * PerfFigureNames().size();
+  for (const char* list : {"rows", "flags"}) {
+    const std::string at = std::string("$.perf.") + list;
+    if (!j[list].is_array()) return Bad(at, "not an array");
+    if (j[list].size() > max_entries) return Bad(at, "more entries than workers have figures");
+  }
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    const std::string at = "$.perf.rows[" + std::to_string(i) + "]";
+    const oci::Json& row = j["rows"][i];
+    IMGTOOL_TRY(rd.Keys(row, at, {"rank", "figures", "error"}, {"rank"}));
+    if (row.size() != 2) return Bad(at, "a row has a rank and either figures or an error");
+    auto rank = PerfRank(rd, row["rank"], at + ".rank");
+    if (!rank.ok()) return rank.error();
+    if (p.rows.count(*rank)) return Bad(at + ".rank", "listed twice");
+    PerfFigures f;
+    if (row.contains("error")) {
+      auto e = rd.String(row["error"], at + ".error", kMaxPerfErrorBytes);
+      if (!e.ok()) return e.error();
+      if (e->empty()) return Bad(at + ".error", "empty");
+      f.error = *e;
+    } else {
+      auto m = PerfFigureMap(row["figures"], at + ".figures");
+      if (!m.ok()) return m.error();
+      f.milli = std::move(*m);
+    }
+    p.rows[*rank] = std::move(f);
+  }
+  for (size_t i = 0; i < j["flags"].size(); ++i) {
+    auto f = ReadPerfFlag(rd, j["flags"][i], "$.perf.flags[" + std::to_string(i) + "]");
+    if (!f.ok()) return f.error();
+    p.flags.push_back(std::move(*f));
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string VerdictToWire(const Verdict& v, WireWorkers workers) {
@@ -177,6 +323,7 @@ std::string VerdictToWire(const Verdict& v, WireWorkers workers) {
   }
   oci::Json j = {{"version", kWireVersion}, {"expected_workers", v.expected_workers}, {"missing", Runs(v.missing)},
                  {"diffs", diffs},          {"suspects", Runs(v.suspects)},           {"notes", oci::Json(v.notes)}};
+  if (v.perf.ran) j["perf"] = PerfToJson(v.perf);
   if (workers == WireWorkers::kInclude) {
     oci::Json a = oci::Json::array();
     for (const auto& w : v.workers) a.push_back({{"rank", w.rank}, {"name", w.name}, {"address", w.address}});
@@ -196,7 +343,7 @@ Result<Verdict> VerdictFromWire(const std::string& text, const std::vector<Worke
   if (!parsed.ok()) return parsed.error();
   const oci::Json& j = *parsed;
   Reader rd;
-  IMGTOOL_TRY(rd.Keys(j, "$", {"version", "expected_workers", "workers", "missing", "diffs", "suspects", "notes"},
+  IMGTOOL_TRY(rd.Keys(j, "$", {"version", "expected_workers", "workers", "missing", "diffs", "suspects", "notes", "perf"},
                       {"version", "expected_workers", "missing", "diffs", "suspects", "notes"}));
   auto version = rd.Int(j["version"], "$.version", 0, INT32_MAX);
   if (!version.ok()) return version.error();
@@ -263,6 +410,11 @@ Result<Verdict> VerdictFromWire(const std::string& text, const std::vector<Worke
     auto s = rd.String(value, "$.notes." + key, kMaxFieldValueBytes);
     if (!s.ok()) return s.error();
     v.notes[key] = *s;
+  }
+  if (j.contains("perf")) {
+    auto perf = ReadPerf(rd, j["perf"]);
+    if (!perf.ok()) return perf.error();
+    v.perf = std::move(*perf);
   }
   return v;
 }

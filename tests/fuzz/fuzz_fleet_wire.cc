@@ -2,7 +2,8 @@
 // chief's verdict as every worker reads it off the rendezvous store. Read with and
 // without the cluster's worker list (a verdict sent without it names ranks only); a
 // verdict read is rendered as the report and the JSON, and written back gives the same
-// verdict again.
+// verdict again. The same bytes are also read as a worker's perf record (perf/<rank>) and
+// its Gloo ring record (perfring/<rank>), the other two values of `fleet check --perf`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -35,6 +36,10 @@ Verdict Sample() {
   v.diffs.push_back({"lib.libnccl.so.2", "linux/arm64", {{"sha256:aa", {0}}, {"sha256:bb", {2}}}, std::nullopt});
   v.suspects = {1};
   v.notes["golden_run.seconds"] = "0.41";
+  PerfFigures slow, failed;
+  slow.milli = {{kPerfGemm, 9000}, {kPerfAllreduce, 1000}};
+  failed.error = "allreduce over Gloo: peer closed";
+  v.perf = DecidePerf({{0, slow}, {2, failed}}, 500, false);
   return v;
 }
 
@@ -57,7 +62,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     ok.notes["fingerprint"] = "sha256:" + std::string(64, 'a');
     return imgtool::fuzz::Seeds{{"mismatch.json", VerdictToWire(Sample())},
                                 {"mismatch-omit.json", VerdictToWire(Sample(), WireWorkers::kOmit)},
-                                {"ok.json", VerdictToWire(ok)}};
+                                {"ok.json", VerdictToWire(ok)},
+                                {"perf-record.json", PerfRecordToWire(Sample().perf.rows.at(0))},
+                                {"ring-record.bin", RingRecordToWire({'a', 'b'}, {'c'})}};
   });
   return 0;
 }
@@ -67,5 +74,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<WorkerId> workers = Workers();
   if (auto v = VerdictFromWire(text); v.ok()) Check(*v);
   if (auto v = VerdictFromWire(text, workers); v.ok()) Check(*v);
+  if (auto f = PerfRecordFromWire(text); f.ok()) {
+    auto again = PerfRecordFromWire(PerfRecordToWire(*f));
+    if (!again.ok() || !(*again == *f)) std::abort();
+  }
+  for (int which : {0, 1}) {
+    if (auto e = RingRecordEntry(text, which); e.ok() && e->size() > text.size()) std::abort();
+  }
   return 0;
 }
