@@ -240,6 +240,9 @@ class TcpStoreClient {
   // Set, then reads the key back: kIntegrity unless the store holds exactly `value`.
   Status Publish(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> Get(const std::string& key);
+  // Every key's value (nullopt where absent), the GETs pipelined: sent a window at a time
+  // and their replies read back in order, so N keys cost N/window round trips, not N.
+  Result<std::vector<std::optional<std::string>>> GetMany(const std::vector<std::string>& keys);
   Result<bool> Check(const std::string& key);
   // Waits until every key exists (one WAIT request; the server blocks). On timeout the
   // error (kNotFound) lists the missing keys; `missing` (if given) receives them so
