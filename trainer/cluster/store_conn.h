@@ -87,6 +87,7 @@ struct TcpStoreServer::Conn {
   std::unique_ptr<StoreRequest> wait;
   size_t wait_next = 0;
   std::optional<Waiters::iterator> filed;
+  bool parked = false;  // counted in TcpStoreServer::parked_
 
   std::optional<std::chrono::steady_clock::time_point> due[kLateKinds];
 };

@@ -119,7 +119,9 @@ struct StoreStats {
   uint64_t dropped_peers = 0;   // disconnected for passing a limit, or talking before proving the token
   uint64_t refused_claims = 0;  // a rank out of range, claimed already, or a missing or wrong proof
   uint64_t denied_writes = 0;   // a SET of a key its connection does not own, or that exists
-  // WAITs a SET looked at: only those parked on the key it stored (counted for tests).
+  // For tests, counts of what the server did rather than times: WAITs parked now, and
+  // parked WAITs a SET looked at (only those filed under the key it stored).
+  int parked_waits = 0;
   uint64_t woken_waits = 0;
 };
 
@@ -211,6 +213,7 @@ class TcpStoreServer {
   std::optional<Clock::time_point> accept_paused_until_;  // out of descriptors: try again then
   std::atomic<int> open_{0};
   std::atomic<uint64_t> woken_waits_{0};
+  std::atomic<int> parked_{0};
   std::mutex mu_;  // guards claims_, conflicts_ and the counters, which other threads read
   std::map<uint32_t, Claim> claims_;  // rank -> its claimant, for good
   std::vector<std::string> conflicts_;

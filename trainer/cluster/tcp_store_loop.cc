@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "cluster/store_conn.h"
 #include "cluster/store_wire.h"
@@ -103,6 +104,7 @@ void TcpStoreServer::Loop() {
   conns_.clear();
   waiters_.clear();
   open_ = 0;
+  parked_ = 0;
 }
 
 void TcpStoreServer::AcceptReady() {
@@ -305,6 +307,7 @@ bool TcpStoreServer::FileWait(Conn& c) {
 void TcpStoreServer::FinishWait(Conn& c) {
   if (c.filed) waiters_.erase(*c.filed);
   c.filed.reset();
+  if (std::exchange(c.parked, false)) --parked_;
   std::string reply;
   reply.reserve(c.wait->keys.size());
   for (size_t i = 0; i < c.wait->keys.size(); ++i) {
@@ -342,6 +345,7 @@ void TcpStoreServer::Close(Conn& c) {
   ::close(c.fd);  // and out of epoll
   if (c.filed) waiters_.erase(*c.filed);
   c.filed.reset();
+  if (std::exchange(c.parked, false)) --parked_;
   for (int kind = 0; kind < kLateKinds; ++kind) SetDeadline(c, kind, std::nullopt);
   --open_;
   closed_.push_back(c.id);

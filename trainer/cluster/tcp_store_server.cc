@@ -144,6 +144,7 @@ StoreStats TcpStoreServer::stats() {
   s.refused_claims = refused_claims_;
   s.denied_writes = denied_writes_;
   s.woken_waits = woken_waits_;
+  s.parked_waits = parked_;
   return s;
 }
 
@@ -298,6 +299,8 @@ bool TcpStoreServer::Answer(Conn& c, std::unique_ptr<StoreRequest> req, std::str
         FinishWait(c);
       } else {
         SetDeadline(c, kLateWait, Clock::now() + std::chrono::milliseconds(c.wait->wait_ms));
+        c.parked = true;
+        ++parked_;
       }
       return true;
     default: {  // GET, CHECK
