@@ -18,7 +18,8 @@
 //      serves until every arrived worker has acked (or 5 s), then stops the store,
 //      freeing the port for the trainer that runs next.
 // Bytes per worker when all match: a wait and a read of fp/0, one digest, one verdict
-// (constant in N). The chief reads N digests: its traffic grows linearly, nobody else's.
+// (constant in N). The chief reads N digests (one pipelined GetMany: N/256 round trips):
+// its traffic grows linearly, nobody else's.
 // Waits are server-side (the store's WAIT op), so N waiting workers cost no polling.
 // With --perf (options.perf), every worker also publishes its host before its digest, and
 // between the fingerprints and the verdict runs perf_step.h's GEMM and allreduce; the

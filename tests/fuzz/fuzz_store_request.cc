@@ -1,10 +1,9 @@
-// The rendezvous store's wire format (trainer/cluster/store_request.h ReadStoreRequest):
+// The rendezvous store's wire format (trainer/cluster/store_request.h StoreRequestParser):
 // the requests the chief's server reads from any peer that reaches its port. The input is
-// the byte stream of one connection: a thread sends it into one end of a socket pair
-// (the parser reads with recv) and closes it; requests are read from the other end until
-// one is refused or the bytes run out, as the server would until it drops the peer. The
-// budget is the server's default, so a declared length past it is refused as it would be
-// there.
+// the byte stream of one connection, buffered in pieces as the server's loop would
+// receive it; the parser checks each piece (as the server does before counting its
+// bytes), then resumes; requests are read until one is refused or the bytes run out, as
+// the server would until it drops the peer. The budget is the server's default.
 //
 // Each input is read twice: as by an open store, and as by a store with a job token,
 // which lets nothing but HELLO and CLAIM through until a CLAIM carries a valid proof
@@ -12,14 +11,12 @@
 // make_corpus.py's handshake seed gets past the gate). Every key read goes through
 // OwnerOf, and every proof through JobToken::Verify, whose answer must agree with a
 // plain comparison against the expected MAC.
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
+#include <memory>
 
 #include "cluster/job_token.h"
 #include "cluster/store_auth.h"
@@ -50,31 +47,36 @@ bool ProvesToken(const trainer::StoreRequest& req) {
   return verified;
 }
 
+// Feeds the stream in pieces (sizes from its own bytes), as the server's buffer fills,
+// resuming the parser each time, until a request is refused or the bytes run out.
 void ReadStream(const uint8_t* data, size_t size, bool token_required) {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
-  std::thread peer([fd = fds[1], data, size] {
-    for (size_t sent = 0; sent < size;) {
-      ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;  // the server end closed: it dropped the peer
-      sent += static_cast<size_t>(n);
-    }
-    ::shutdown(fd, SHUT_WR);
-  });
   trainer::StoreLimits limits;
   trainer::StoreBudget budget(limits.max_held_bytes);
+  trainer::StoreRequestParser parser;
+  auto req = std::make_unique<trainer::StoreRequest>(budget);
   bool claimed = false;
-  for (;;) {
-    trainer::StoreRequest req(budget);
-    std::string why;
-    const auto gate = token_required && !claimed ? trainer::StoreGate::kHandshakeOnly : trainer::StoreGate::kAny;
-    if (!trainer::ReadStoreRequest(fds[0], limits, std::nullopt, gate, &req, &why)) break;
-    for (const auto& key : req.keys) (void)trainer::DescribeOwner(trainer::OwnerOf(key));
-    if (req.op == trainer::store_wire::kClaim && ProvesToken(req)) claimed = true;
+  std::string buffered;
+  size_t start = 0;  // the current request's first byte in `buffered`
+  for (size_t fed = 0; fed < size;) {
+    const size_t piece = std::min<size_t>(size - fed, 1 + data[fed] % 97);
+    buffered.append(reinterpret_cast<const char*>(data + fed), piece);
+    fed += piece;
+    for (;;) {
+      std::string why;
+      const auto gate = token_required && !claimed ? trainer::StoreGate::kHandshakeOnly : trainer::StoreGate::kAny;
+      auto step = parser.Parse(buffered.data() + start, buffered.size() - start, gate, req.get(), &why, false);
+      if (step == trainer::StoreRequestParser::Step::kDone) {
+        step = parser.Parse(buffered.data() + start, buffered.size() - start, gate, req.get(), &why);
+      }
+      if (step == trainer::StoreRequestParser::Step::kBad) return;
+      if (step == trainer::StoreRequestParser::Step::kMore) break;
+      for (const auto& key : req->keys) (void)trainer::DescribeOwner(trainer::OwnerOf(key));
+      if (req->op == trainer::store_wire::kClaim && ProvesToken(*req)) claimed = true;
+      start += parser.size_taken();
+      parser.Reset();
+      req = std::make_unique<trainer::StoreRequest>(budget);
+    }
   }
-  ::close(fds[0]);
-  peer.join();
-  ::close(fds[1]);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
-// One request of the store's wire format (tcp_store.h) as its server reads it: under the
-// protocol's limits, its buffers grown only as bytes arrive, every byte counted in the
-// server's budget first. Internal to trainer/cluster.
+// One request of the store's wire format (tcp_store.h) as its server reads it: parsed out
+// of the bytes a connection has buffered so far, under the protocol's limits, resuming
+// where it stopped when more arrive. Every byte is counted in the server's budget as it
+// arrives (by the connection's buffer); a declared length is checked when its four bytes
+// arrive, before any of what it declares. Internal to trainer/cluster.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/store_budget.h"
@@ -41,12 +45,32 @@ struct StoreRequest {
 // token, before the connection proved it) HELLO and CLAIM only.
 enum class StoreGate { kAny, kHandshakeOnly };
 
-// Reads one request from fd into *r. `first`: the deadline for its op byte (a new
-// connection's first request); none between requests; the rest of it must come within
-// limits.io_timeout of that byte. false: the peer closed (*why stays empty), or broke a
-// limit or the clock, or sent an op `gate` does not let through, which is refused at its
-// first byte (*why says which, for the log).
-bool ReadStoreRequest(int fd, const StoreLimits& limits, store_wire::Deadline first, StoreGate gate, StoreRequest* r,
-                      std::string* why);
+// Reads one request at a time out of a connection's buffered bytes. Each field is taken
+// whole once its bytes are there, so a request that arrives in pieces is walked once in
+// all (a WAIT of 65,536 keys sent a byte at a time costs no more than sent at once).
+class StoreRequestParser {
+ public:
+  enum class Step { kDone, kMore, kBad };
+
+  // `data`/`size`: every byte buffered since the request's first (the same bytes again,
+  // and more, on the next call). kDone: *req holds the request, which took size_taken()
+  // bytes; kMore: it needs more bytes; kBad: *why says why the peer must go (a limit, or
+  // an op `gate` does not let through, refused at its first byte). `req` is the same
+  // object on every call for one request (its WAIT overhead is charged as keys arrive);
+  // Reset before the next request. `fill` false: only checks (what arrived is within the
+  // limits) and does not fill *req; the next call with `fill` picks up from there.
+  Step Parse(const char* data, size_t size, StoreGate gate, StoreRequest* req, std::string* why, bool fill = true);
+  size_t size_taken() const { return pos_; }
+  bool started() const { return pos_ > 0; }
+  void Reset() { *this = StoreRequestParser(); }
+
+ private:
+  // Fields of the current op, in order; how many are done; where the next begins.
+  size_t pos_ = 0;
+  uint32_t done_ = 0;
+  uint32_t wait_count_ = 0;    // WAIT: keys declared
+  uint64_t wait_key_bytes_ = 0;
+  std::vector<std::pair<size_t, uint32_t>> spans_;  // offset and length of each field's bytes
+};
 
 }  // namespace trainer

@@ -19,6 +19,10 @@ namespace {
 
 namespace sw = store_wire;
 
+// GetMany's window: requests sent before their replies are read. Its replies (digests of
+// ~80 bytes each in the fleet check) fit the socket buffers, so neither side blocks.
+constexpr size_t kGetWindow = 256;
+
 // How long past a WAIT's own timeout a client waits for the reply before calling the
 // server silent (a chief whose host vanished without closing the connection).
 constexpr auto kWaitReplyGrace = std::chrono::seconds(10);
@@ -235,6 +239,33 @@ Result<std::optional<std::string>> TcpStoreClient::Get(const std::string& key) {
   auto value = RecvString();
   if (!value.ok()) return value.error();
   return std::optional<std::string>(std::move(*value));
+}
+
+Result<std::vector<std::optional<std::string>>> TcpStoreClient::GetMany(const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> values;
+  values.reserve(keys.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t start = 0; start < keys.size(); start += kGetWindow) {
+    const size_t end = std::min(keys.size(), start + kGetWindow);
+    std::string req;
+    for (size_t i = start; i < end; ++i) {
+      TRAINER_TRY(CheckKey(keys[i]));
+      req += KeyRequest(sw::kGet, keys[i]);
+    }
+    TRAINER_TRY(Send(req));
+    for (size_t i = start; i < end; ++i) {
+      uint8_t found;
+      TRAINER_TRY(Recv(&found, 1));
+      if (!found) {
+        values.emplace_back();
+        continue;
+      }
+      auto value = RecvString();
+      if (!value.ok()) return value.error();
+      values.emplace_back(std::move(*value));
+    }
+  }
+  return values;
 }
 
 Result<bool> TcpStoreClient::Check(const std::string& key) {

@@ -31,23 +31,25 @@
 // server made at Start and only its own process holds (ChiefClaim). Before its claim is
 // granted, a connection to a store with a token may send nothing else; to an open store,
 // anything, but a SET is denied.
-// WAIT blocks on the server (a thread per connection sleeps on a condition variable that
-// every SET and the server's shutdown wake), so N waiting workers cost no polling. A
-// server shutting down closes the connection instead of replying.
+// WAIT blocks on the server (the connection is parked under the first key it misses, and a
+// SET of that key looks at it again), so N waiting workers cost no polling. A server
+// shutting down closes the connection instead of replying. One thread serves every
+// connection (epoll): 10,000 workers are 10,000 sockets, not 10,000 threads. A client may
+// pipeline requests (send several before reading); the replies come in order.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cluster/job_token.h"
@@ -107,6 +109,7 @@ struct StoreClaim {
 class StoreBudget;    // store_budget.h: the held bytes
 struct StoreEntry;    // a stored value, counted until its last reader lets go
 struct StoreRequest;  // store_request.h
+enum class StoreGate;  // store_request.h
 
 struct StoreStats {
   int connections = 0;      // open now
@@ -116,6 +119,10 @@ struct StoreStats {
   uint64_t dropped_peers = 0;   // disconnected for passing a limit, or talking before proving the token
   uint64_t refused_claims = 0;  // a rank out of range, claimed already, or a missing or wrong proof
   uint64_t denied_writes = 0;   // a SET of a key its connection does not own, or that exists
+  // For tests, counts of what the server did rather than times: WAITs parked now, and
+  // parked WAITs a SET looked at (only those filed under the key it stored).
+  int parked_waits = 0;
+  uint64_t woken_waits = 0;
 };
 
 class TcpStoreServer {
@@ -139,50 +146,76 @@ class TcpStoreServer {
   std::vector<std::string> conflicts();
 
  private:
-  struct Conn {
-    int fd = -1;       // -1 once closed
-    std::string peer;  // "10.0.0.2:41234"
-    std::thread thread;
-  };
+  struct Conn;        // one connection: its buffers, its request, its parked WAIT (tcp_store_loop.cc)
   struct Session;     // one connection's handshake: its nonce, its claimed rank
   struct Claim {      // who holds a rank
     std::string who;  // "127.0.0.1:41234 (pid 12 on node-a)"
   };
   enum class Log { kRefusedPeer, kDroppedPeer, kRefusedClaim, kDeniedWrite };
+  using Clock = std::chrono::steady_clock;
+  using Waiters = std::multimap<std::string, uint64_t>;  // a missing key -> the connections waiting for it
 
   TcpStoreServer(StoreLimits limits, StoreAccess access);
-  void AcceptLoop();
+  // The event loop (tcp_store_loop.cc), on its one thread: accepts, reads what arrived,
+  // answers every whole request, writes what the peers can take, ends what is late.
+  void Loop();
+  void AcceptReady();
   void Admit(int fd, const std::string& peer);
-  void Serve(std::list<Conn>::iterator conn);
-  // Answers one request; false when the peer is gone or must go (*why then says why).
-  bool Answer(int fd, Session& session, StoreRequest& req, std::string* why);
+  void ReadReady(Conn& c);
+  // Answers the whole requests buffered, one after another, until one parks (a WAIT) or
+  // the replies must wait for the peer to read.
+  void Advance(Conn& c);
+  void BeginRequest(Conn& c);
+  void Flush(Conn& c);
+  void Expire(Clock::time_point now);
+  void SetDeadline(Conn& c, int kind, std::optional<Clock::time_point> when);
+  void Watch(Conn& c);
+  StoreGate Gate(const Conn& c) const;
+  void Drop(Conn& c, const std::string& why);
+  void Close(Conn& c);
+  // A WAIT: files it under the first key it still misses; true when none is missing.
+  bool FileWait(Conn& c);
+  // A parked WAIT's reply (found flags), queued; the connection reads on.
+  void FinishWait(Conn& c);
+  void WakeWaiters(const std::string& key);
+
+  // Answers one request into the connection's reply buffer; false when the peer must go
+  // (*why then says why, or is empty when it only closes after the reply).
+  bool Answer(Conn& c, std::unique_ptr<StoreRequest> req, std::string* why);
   std::string Hello(Session& session, std::string* why);
   // The CLAIM's reply; false (with *why) when the connection must then close.
   bool GrantClaim(Session& session, StoreRequest& req, std::string* reply, std::string* why);
+  // A SET's reply; empty when the peer must go (*why).
   std::string StoreValue(const Session& session, StoreRequest& req, std::string* why);
-  // Blocks until every key exists, the deadline passes or the server stops; the reply.
-  std::string AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
   void Note(const std::string& line, Log kind);
 
   StoreLimits limits_;
   StoreAccess access_;
   JobTokenPtr owner_;                    // rank 0's key
-  std::unique_ptr<StoreBudget> budget_;  // outlives data_: stored entries give their bytes back to it
+  std::unique_ptr<StoreBudget> budget_;  // outlives data_ and conns_: their bytes go back to it
   int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // an eventfd: the destructor's word to the loop
   int port_ = 0;
   std::atomic<bool> stop_{false};
-  std::thread accept_thread_;
-  std::mutex mu_;  // guards data_, waiters_, conns_, finished_, refused_, dropped_
-  // WAITs sleep on their own condition variable, filed under the first key they still
-  // miss, so a SET wakes only the waiters of that key (10,000 workers waiting on one
-  // "verdict" cost nothing while 10,000 fp/<rank> keys arrive). Stop wakes them all.
-  std::multimap<std::string, std::condition_variable*> waiters_;
+  std::thread loop_thread_;
+  // The loop's own, touched by no other thread: the data, the connections, the WAITs
+  // parked on a missing key (a SET looks only at the waiters of its key: 10,000 workers
+  // waiting on one "verdict" cost nothing while 10,000 fp/<rank> keys arrive), the
+  // deadlines (the next to pass first), the connections with a reply to send.
   std::map<std::string, std::shared_ptr<const StoreEntry>> data_;
-  // Finished connections are joined when the next one arrives, so a peer that connects
-  // over and over leaves no exited threads (and their stacks) behind.
-  std::list<Conn> conns_;
-  std::vector<std::list<Conn>::iterator> finished_;  // exited, to be joined
-  std::map<uint32_t, Claim> claims_;                 // rank -> its claimant, for good
+  std::map<uint64_t, std::unique_ptr<Conn>> conns_;  // by id: an fd number is reused, an id never
+  uint64_t next_id_ = 1;
+  Waiters waiters_;
+  std::set<std::tuple<Clock::time_point, uint64_t, int>> deadlines_;  // when, connection, LateKind
+  std::vector<uint64_t> ready_;  // a WAIT finished: reply, then read on
+  std::vector<uint64_t> closed_;  // to be freed once the events in hand are handled
+  std::optional<Clock::time_point> accept_paused_until_;  // out of descriptors: try again then
+  std::atomic<int> open_{0};
+  std::atomic<uint64_t> woken_waits_{0};
+  std::atomic<int> parked_{0};
+  std::mutex mu_;  // guards claims_, conflicts_ and the counters, which other threads read
+  std::map<uint32_t, Claim> claims_;  // rank -> its claimant, for good
   std::vector<std::string> conflicts_;
   uint64_t refused_ = 0, dropped_ = 0, refused_claims_ = 0, denied_writes_ = 0;
 };
@@ -210,6 +243,9 @@ class TcpStoreClient {
   // Set, then reads the key back: kIntegrity unless the store holds exactly `value`.
   Status Publish(const std::string& key, const std::string& value);
   Result<std::optional<std::string>> Get(const std::string& key);
+  // Every key's value (nullopt where absent), the GETs pipelined: sent a window at a time
+  // and their replies read back in order, so N keys cost N/window round trips, not N.
+  Result<std::vector<std::optional<std::string>>> GetMany(const std::vector<std::string>& keys);
   Result<bool> Check(const std::string& key);
   // Waits until every key exists (one WAIT request; the server blocks). On timeout the
   // error (kNotFound) lists the missing keys; `missing` (if given) receives them so

@@ -1,10 +1,12 @@
-// The store's server: one thread per connection reads requests under StoreLimits and
-// answers them from one map. Nothing a peer declares is allocated before its bytes arrive,
-// and every byte held for peers is counted in one budget. Writes are admitted per
-// StoreAccess and store_keys.h: a connection writes only as the rank it claimed.
+// The store's server: what it answers to each request, from one map. Writes are admitted
+// per StoreAccess and store_keys.h: a connection writes only as the rank it claimed. The
+// connections themselves (one thread, epoll; reading under StoreLimits) are
+// tcp_store_loop.cc's. Nothing a peer declares is allocated before its bytes arrive, and
+// every byte held for peers is counted in one budget.
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 
 #include "cluster/store_auth.h"
 #include "cluster/store_budget.h"
+#include "cluster/store_conn.h"
 #include "cluster/store_keys.h"
 #include "cluster/store_request.h"
 #include "cluster/store_wire.h"
@@ -45,18 +48,6 @@ struct AddrInfo {
   }
 };
 
-std::string PeerName(const sockaddr_storage& ss, socklen_t len) {
-  char host[NI_MAXHOST], serv[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&ss), len, host, sizeof(host), serv, sizeof(serv),
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return "(unknown address)";
-  }
-  const bool v6 = ss.ss_family == AF_INET6;
-  std::string name = v6 ? "[" : "";
-  name.append(host).append(v6 ? "]:" : ":").append(serv);
-  return name;
-}
-
 std::string WithLength(uint8_t status, const std::string& text) {
   std::string reply(1, static_cast<char>(status));
   sw::PutU32(&reply, static_cast<uint32_t>(text.size()));
@@ -64,14 +55,6 @@ std::string WithLength(uint8_t status, const std::string& text) {
 }
 
 }  // namespace
-
-// One connection's side of the handshake.
-struct TcpStoreServer::Session {
-  std::string peer;                        // "10.0.0.2:41234"
-  std::optional<store_auth::Nonce> nonce;  // sent in reply to its HELLO
-  int64_t rank = -1;                       // its granted claim
-  std::string who;                         // "10.0.0.2:41234 (pid 12 on node-a)", once it claims
-};
 
 StoreLimits StoreLimits::ForTasks(int tasks) {
   StoreLimits l;
@@ -89,7 +72,7 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   std::string where = host + ":" + std::to_string(port);
   int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &ai.list);
   if (rc != 0) return Transport("store " + where + ": resolving: " + gai_strerror(rc));
-  int fd = ::socket(ai.list->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(ai.list->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Transport("store " + where + ": socket: " + std::strerror(errno));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -120,8 +103,15 @@ Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::Start(const std::string&
   s->listen_fd_ = fd;
   s->port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                                          : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  s->epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  s->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  epoll_event listen_ev{EPOLLIN, {.u64 = kListenId}}, wake_ev{EPOLLIN, {.u64 = kWakeId}};
+  if (s->epoll_fd_ < 0 || s->wake_fd_ < 0 || ::epoll_ctl(s->epoll_fd_, EPOLL_CTL_ADD, fd, &listen_ev) != 0 ||
+      ::epoll_ctl(s->epoll_fd_, EPOLL_CTL_ADD, s->wake_fd_, &wake_ev) != 0) {
+    return Transport("store " + where + ": epoll: " + std::strerror(errno));  // the destructor closes the fds
+  }
   TcpStoreServer* self = s.get();
-  s->accept_thread_ = std::thread([self] { self->AcceptLoop(); });
+  s->loop_thread_ = std::thread([self] { self->Loop(); });
   return s;
 }
 
@@ -130,35 +120,31 @@ TcpStoreServer::TcpStoreServer(StoreLimits limits, StoreAccess access)
       access_(std::move(access)),
       budget_(std::make_unique<StoreBudget>(limits_.max_held_bytes)) {}
 
+// The loop closes every connection as it ends, WAITs unanswered.
 TcpStoreServer::~TcpStoreServer() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    for (auto& [key, cv] : waiters_) cv->notify_one();  // WAITs then close their connections
+  stop_ = true;
+  if (loop_thread_.joinable()) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+    loop_thread_.join();
   }
-  ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-  accept_thread_.join();
-  ::close(listen_fd_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Conn& c : conns_) {
-      if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);  // wakes the reads in Serve
-    }
+  for (int fd : {listen_fd_, epoll_fd_, wake_fd_}) {
+    if (fd >= 0) ::close(fd);
   }
-  // Only Admit (on the accept thread, joined above) adds or erases connections.
-  for (Conn& c : conns_) c.thread.join();
 }
 
 StoreStats TcpStoreServer::stats() {
   std::lock_guard<std::mutex> lock(mu_);
   StoreStats s;
-  s.connections = static_cast<int>(conns_.size() - finished_.size());
+  s.connections = open_;
   s.held_bytes = budget_->used();
   s.peak_held_bytes = budget_->peak();
   s.refused_peers = refused_;
   s.dropped_peers = dropped_;
   s.refused_claims = refused_claims_;
   s.denied_writes = denied_writes_;
+  s.woken_waits = woken_waits_;
+  s.parked_waits = parked_;
   return s;
 }
 
@@ -186,92 +172,6 @@ void TcpStoreServer::Note(const std::string& line, Log kind) {
   } else if ((n & (n - 1)) == 0) {
     limits_.log("store: " + line + " (" + std::to_string(n) + what + " so far; not every one is logged)");
   }
-}
-
-void TcpStoreServer::AcceptLoop() {
-  while (!stop_) {
-    sockaddr_storage ss{};
-    socklen_t len = sizeof(ss);
-    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      Admit(fd, PeerName(ss, len));
-      continue;
-    }
-    if (stop_ || errno == EINVAL || errno == EBADF) return;  // shut down
-    // Out of descriptors or memory for a moment (EMFILE, ENOBUFS): the connections we
-    // have keep being served, and we try again shortly.
-    if (errno != EINTR && errno != ECONNABORTED) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
-void TcpStoreServer::Admit(int fd, const std::string& peer) {
-  std::vector<std::thread> exited;
-  bool refused = false;
-  size_t open = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it : finished_) {
-      exited.push_back(std::move(it->thread));
-      conns_.erase(it);
-    }
-    finished_.clear();
-    open = conns_.size();
-    if (stop_ || open >= static_cast<size_t>(limits_.max_connections)) {
-      ::close(fd);
-      refused = !stop_;
-    } else {
-      auto c = conns_.insert(conns_.end(), Conn{fd, peer, {}});
-      c->thread = std::thread([this, c] { Serve(c); });
-    }
-  }
-  for (auto& t : exited) t.join();
-  if (refused) {
-    Note("refused peer " + peer + ": " + std::to_string(open) + " connections open, the most it serves",
-         Log::kRefusedPeer);
-  }
-}
-
-void TcpStoreServer::Serve(std::list<Conn>::iterator c) {
-  const int fd = c->fd;
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  const auto ms = limits_.io_timeout.count();
-  timeval send_timeout{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
-  sw::Deadline first = sw::Clock::now() + limits_.io_timeout;
-  std::string why;
-  Session session{c->peer, std::nullopt, -1, ""};
-  for (;;) {
-    StoreRequest req(*budget_);
-    const StoreGate gate = access_.token && session.rank < 0 ? StoreGate::kHandshakeOnly : StoreGate::kAny;
-    if (!ReadStoreRequest(fd, limits_, first, gate, &req, &why)) break;
-    first.reset();
-    if (!Answer(fd, session, req, &why)) break;
-  }
-  if (!why.empty() && !stop_) Note("dropped peer " + c->peer + ": " + why, Log::kDroppedPeer);
-  std::lock_guard<std::mutex> lock(mu_);
-  ::close(fd);
-  c->fd = -1;
-  finished_.push_back(c);
-}
-
-std::string TcpStoreServer::AwaitKeys(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    if (stop_) return "";
-    auto absent = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) == 0; });
-    if (absent == keys.end()) break;
-    auto filed = waiters_.emplace(*absent, &cv);
-    bool timed_out = cv.wait_until(lock, deadline) == std::cv_status::timeout;
-    waiters_.erase(filed);
-    if (timed_out) break;
-  }
-  if (stop_) return "";
-  std::string reply;
-  for (const auto& k : keys) reply.push_back(data_.count(k) != 0 ? 1 : 0);
-  return reply;
 }
 
 std::string TcpStoreServer::Hello(Session& session, std::string* why) {
@@ -365,11 +265,9 @@ std::string TcpStoreServer::StoreValue(const Session& session, StoreRequest& req
                                                   budget_.get(), charged);
   uint32_t writer = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
     auto [it, fresh] = data_.try_emplace(key, entry);
     if (fresh) {
-      auto [first, last] = waiters_.equal_range(key);
-      for (auto w = first; w != last; ++w) w->second->notify_one();
+      WakeWaiters(key);
       return std::string(1, static_cast<char>(sw::kStored));
     }
     writer = it->second->writer;
@@ -381,42 +279,41 @@ std::string TcpStoreServer::StoreValue(const Session& session, StoreRequest& req
   return WithLength(sw::kExists, exists);
 }
 
-bool TcpStoreServer::Answer(int fd, Session& session, StoreRequest& req, std::string* why) {
+bool TcpStoreServer::Answer(Conn& c, std::unique_ptr<StoreRequest> req, std::string* why) {
   std::string reply;
   std::shared_ptr<const StoreEntry> value;  // a GET's, written after the reply's header
-  bool keep = true;                         // false: close once the reply is out
-  switch (req.op) {
+  switch (req->op) {
     case sw::kHello:
-      reply = Hello(session, why);
+      reply = Hello(c.session, why);
       break;
     case sw::kClaim:
-      keep = GrantClaim(session, req, &reply, why);
+      c.close_after_reply = !GrantClaim(c.session, *req, &reply, why);
       break;
     case sw::kSet:
-      reply = StoreValue(session, req, why);
+      reply = StoreValue(c.session, *req, why);
       break;
     case sw::kWait:
-      reply = AwaitKeys(req.keys, std::chrono::milliseconds(req.wait_ms));
-      if (reply.size() != req.keys.size()) return false;  // stopping: close instead of replying
-      break;
-    default: {  // GET, CHECK
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = data_.find(req.keys[0]);
-        if (it != data_.end()) value = it->second;
+      c.wait = std::move(req);
+      c.wait_next = 0;
+      if (FileWait(c) || c.wait->wait_ms == 0) {
+        FinishWait(c);
+      } else {
+        SetDeadline(c, kLateWait, Clock::now() + std::chrono::milliseconds(c.wait->wait_ms));
+        c.parked = true;
+        ++parked_;
       }
+      return true;
+    default: {  // GET, CHECK
+      auto it = data_.find(req->keys[0]);
+      if (it != data_.end()) value = it->second;
       reply.push_back(value ? 1 : 0);
-      if (req.op == sw::kGet && value) sw::PutU32(&reply, static_cast<uint32_t>(value->value.size()));
-      if (req.op != sw::kGet) value.reset();
+      if (req->op == sw::kGet && value) sw::PutU32(&reply, static_cast<uint32_t>(value->value.size()));
+      if (req->op != sw::kGet) value.reset();
     }
   }
-  if (reply.empty() && req.op != sw::kWait) return false;  // *why says why
-  bool sent = sw::WriteAll(fd, reply.data(), reply.size()) &&
-              (!value || sw::WriteAll(fd, value->value.data(), value->value.size()));
-  if (!sent && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-    *why = "stopped reading its replies for " + sw::Seconds(limits_.io_timeout);
-  }
-  return sent && keep;
+  if (reply.empty()) return false;  // *why says why
+  c.Reply(reply, std::move(value));
+  return true;
 }
 
 }  // namespace trainer

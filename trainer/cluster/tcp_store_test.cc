@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -118,6 +119,84 @@ TEST(TcpStore, ManyClientsWaitForOneKey) {
 }
 
 // The counters count the wire bytes of the format in tcp_store.h.
+int ThreadsOfThisProcess() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// What a SET costs does not grow with the connections waiting on other keys, and the
+// connections cost no threads: 64 workers wait for "verdict" while a chief-like WAIT
+// names 64 keys; the 64 SETs of those keys look at that one WAIT only (once each: it is
+// filed under the first key it misses, and resumes from there), and "verdict" wakes its 64.
+TEST(TcpStore, ASetLooksOnlyAtTheWaitersOfItsKey) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+  auto chief = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000), (*server)->ChiefClaim());
+  ASSERT_TRUE(chief.ok());
+  constexpr int kWorkers = 64;
+  std::vector<std::string> parts;
+  for (int i = 0; i < kWorkers; ++i) parts.push_back("part/k" + std::to_string(i));
+  const int threads_before = ThreadsOfThisProcess();
+  std::vector<std::unique_ptr<TcpStoreClient>> workers;
+  for (int i = 0; i < kWorkers + 1; ++i) {
+    auto c = TcpStoreClient::Connect("127.0.0.1", port, milliseconds(2000));
+    ASSERT_TRUE(c.ok());
+    workers.push_back(std::move(*c));
+  }
+  EXPECT_EQ(ThreadsOfThisProcess(), threads_before) << "a connection must not cost the server a thread";
+  std::vector<std::thread> waiting;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < kWorkers; ++i) {
+    waiting.emplace_back([&, i] { ok += workers[static_cast<size_t>(i)]->Wait({"verdict"}, milliseconds(20000)).ok(); });
+  }
+  waiting.emplace_back([&] { ok += workers.back()->Wait(parts, milliseconds(20000)).ok(); });
+  for (int i = 0; i < 2000 && (*server)->stats().parked_waits < kWorkers + 1; ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_EQ((*server)->stats().parked_waits, kWorkers + 1);
+  for (const auto& k : parts) ASSERT_TRUE((*chief)->Set(k, "1").ok());
+  for (int i = 0; i < 2000 && (*server)->stats().parked_waits > kWorkers; ++i) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ((*server)->stats().parked_waits, kWorkers);
+  EXPECT_EQ((*server)->stats().woken_waits, static_cast<uint64_t>(kWorkers)) << "each SET looks at the one WAIT filed under its key";
+  ASSERT_TRUE((*chief)->Set("verdict", "ok").ok());
+  for (auto& t : waiting) t.join();
+  EXPECT_EQ(ok, kWorkers + 1);
+  EXPECT_EQ((*server)->stats().woken_waits, static_cast<uint64_t>(2 * kWorkers));
+  EXPECT_EQ((*server)->stats().parked_waits, 0);
+}
+
+// Replies to pipelined requests come back in order (GetMany sends 256 GETs before reading).
+TEST(TcpStore, GetManyReadsEveryKeyInOrder) {
+  auto server = TcpStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok());
+  auto c = TcpStoreClient::Connect("127.0.0.1", (*server)->port(), milliseconds(2000), (*server)->ChiefClaim());
+  ASSERT_TRUE(c.ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1000; ++i) {
+    keys.push_back("many/k" + std::to_string(i));
+    if (i % 3 != 0) {
+      ASSERT_TRUE((*c)->Set(keys.back(), std::string(static_cast<size_t>(i % 7) * 1000, 'a' + i % 26)).ok());
+    }
+  }
+  keys.push_back("many/big");
+  ASSERT_TRUE((*c)->Set("many/big", std::string(1u << 20, 'b')).ok());
+  auto values = (*c)->GetMany(keys);
+  ASSERT_TRUE(values.ok()) << values.error().message;
+  ASSERT_EQ(values->size(), keys.size());
+  for (int i = 0; i < 1000; ++i) {
+    const auto& v = (*values)[static_cast<size_t>(i)];
+    if (i % 3 == 0) {
+      EXPECT_FALSE(v.has_value()) << i;
+    } else {
+      ASSERT_TRUE(v.has_value()) << i;
+      EXPECT_EQ(*v, std::string(static_cast<size_t>(i % 7) * 1000, 'a' + i % 26)) << i;
+    }
+  }
+  EXPECT_EQ(values->back(), std::string(1u << 20, 'b'));
+}
+
 TEST(TcpStore, ByteCounters) {
   auto server = TcpStoreServer::Start("127.0.0.1", 0);
   ASSERT_TRUE(server.ok());
