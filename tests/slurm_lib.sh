@@ -68,8 +68,6 @@ EOF
     i=$((i + 1))
   done
   echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE" >>"$d/slurm.conf"
-  # Slurm's OCI container support (srun --container=BUNDLE): runc, with Slurm's own
-  # pattern tokens (%b bundle, %n node, %u user, %j job, %s step, %t task, %r root).
   # A node's own environment for its tasks (the TaskProlog's "export NAME=value" lines):
   # node-env/<node> holds NAME=value lines, so a test makes one node differ as a
   # misconfigured node would.
@@ -81,9 +79,13 @@ f="$d/node-env/\$SLURMD_NODENAME"
 exit 0
 EOF
   chmod 0755 "$d/task_prolog"
+  # Slurm's OCI container support (srun --container=BUNDLE): runc, through
+  # examples/slurm/oci-run, which hands each task its node and node-local id (Slurm 22.05
+  # gives a container step's tasks no SLURM_PROCID). Slurm's pattern tokens: %b bundle,
+  # %n node, %u user, %j job, %s step, %t node-local task id.
   cat >"$d/oci.conf" <<EOF
 RunTimeQuery="runc --root $d/runc state %n.%u.%j.%s.%t"
-RunTimeRun="runc --root $d/runc run %n.%u.%j.%s.%t -b %b"
+RunTimeRun="$REPO/examples/slurm/oci-run $d/runc %b %n %t %n.%u.%j.%s.%t"
 RunTimeKill="runc --root $d/runc kill -a %n.%u.%j.%s.%t"
 RunTimeDelete="runc --root $d/runc delete --force %n.%u.%j.%s.%t"
 EOF

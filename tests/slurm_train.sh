@@ -39,6 +39,7 @@ mkdir -p "$WORK/ctx/cache/bin"
 cp "$REPO/examples/golden/spec-cpu.json" "$WORK/ctx/"
 ln -s "$REPO/examples/golden/cache/debs" "$WORK/ctx/cache/debs"
 cp "$TRAINER" "$WORK/ctx/cache/bin/trainer"
+cp "$IMGTOOL_FLEET" "$WORK/ctx/cache/bin/imgtool-fleet"
 "$IMGTOOL" build "$WORK/ctx/spec-cpu.json" --platform linux/amd64 -o "oci:$WORK/golden:latest" -q >/dev/null
 export COSIGN_PASSWORD=imgtool-example-only
 "$IMGTOOL" sign --key "$REPO/signatures/trusted/example.key" --identity "$REG_HOST/golden" "oci:$WORK/golden:latest" >/dev/null

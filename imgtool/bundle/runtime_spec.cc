@@ -59,6 +59,11 @@ Json Mounts() {
       Mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}),
       Mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}),
       Mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}),
+      // The host's network is kept (no network namespace), so its names are too: the
+      // peers a launcher names (Slurm's node list, a headless service) resolve inside as
+      // outside, as with `docker run --network host`. Read-only.
+      Mount("/etc/hosts", "bind", "/etc/hosts", {"rbind", "ro"}),
+      Mount("/etc/resolv.conf", "bind", "/etc/resolv.conf", {"rbind", "ro"}),
   });
 }
 

@@ -102,13 +102,38 @@ Status PlaceTasks(const EnvLookup& env, const NodeFacts& f, ClusterConfig* c) {
   return {};
 }
 
+// Slurm 22.05 starts an `srun --container` step's containers without the task's
+// SLURM_PROCID; examples/slurm/oci-run gives each its node (SLURMD_NODENAME) and
+// node-local id (SLURM_LOCALID), from which the layout gives the rank: the
+// SLURM_LOCALID-th task placed on that node.
+Result<int> RankFromNodeAndLocalId(const EnvLookup& env, const NodeFacts& f, int world) {
+  const std::string own = Get(env, "SLURMD_NODENAME");
+  auto local = EnvInteger(env, "SLURM_LOCALID", 0, kMaxWorldSize - 1);
+  if (!local.ok()) return local.error().Context("Slurm");
+  const std::string why =
+      "SLURM_PROCID is unset (Slurm 22.05 passes no task variables into an srun --container step: run the "
+      "containers through examples/slurm/oci-run, which gives each task SLURMD_NODENAME and SLURM_LOCALID)";
+  if (own.empty() || !*local) return Invalid(why);
+  if (f.counts.empty()) return Invalid(why + ", and without SLURM_STEP_TASKS_PER_NODE the rank cannot be derived");
+  auto placed = SlurmNodesOfRanks(f.nodes, f.counts, f.distribution, world);
+  if (!placed.ok()) return placed.error();
+  if (!*placed) return Invalid(why + ", and SLURM_DISTRIBUTION=" + f.distribution + " hides which rank it is");
+  int seen = 0;
+  for (int r = 0; r < world; ++r) {
+    if ((**placed)[static_cast<size_t>(r)] == own && seen++ == **local) return r;
+  }
+  return Invalid("SLURM_LOCALID " + std::to_string(**local) + " on " + own + ": the step places fewer tasks there");
+}
+
 }  // namespace
 
 int SlurmStorePort(uint64_t job_id, uint64_t step_id) {
   return kSlurmPortBase + static_cast<int>(job_id % 1024) * 16 + static_cast<int>(step_id % 16);
 }
 
-bool SlurmPresent(const EnvLookup& env) { return env("SLURM_PROCID") && env("SLURM_NTASKS"); }
+bool SlurmPresent(const EnvLookup& env) {
+  return env("SLURM_NTASKS") && (env("SLURM_PROCID") || env("SLURM_STEP_NODELIST"));
+}
 
 std::optional<std::string> SlurmOutsideStep(const EnvLookup& env) {
   const std::string job = JobVariable(env), step = StepVariable(env);
@@ -160,7 +185,17 @@ Result<ClusterConfig> SlurmCluster(const EnvLookup& env, const std::optional<Hos
   if (!rank.ok()) return rank.error().Context("Slurm");
   auto world = EnvInteger(env, "SLURM_NTASKS", 1, kMaxWorldSize);
   if (!world.ok()) return world.error().Context("Slurm");
-  if (!*rank || !*world) return Invalid("SLURM_PROCID and SLURM_NTASKS must both be set");
+  if (!*world) return Invalid("SLURM_NTASKS must be set");
+  std::vector<std::string> notes;
+  auto facts = ReadNodes(env, static_cast<int>(**world), &notes);
+  if (!facts.ok()) return facts.error();
+  if (!*rank) {
+    auto derived = RankFromNodeAndLocalId(env, *facts, static_cast<int>(**world));
+    if (!derived.ok()) return derived.error();
+    *rank = *derived;
+    notes.push_back("Slurm: rank " + std::to_string(*derived) + " derived from SLURMD_NODENAME and SLURM_LOCALID " +
+                    "(no SLURM_PROCID: a container step)");
+  }
   if (**rank >= **world) {
     return Invalid("SLURM_PROCID " + std::to_string(**rank) + " is outside 0.." + std::to_string(**world - 1) +
                    " (SLURM_NTASKS " + std::to_string(**world) + ")");
@@ -178,9 +213,7 @@ Result<ClusterConfig> SlurmCluster(const EnvLookup& env, const std::optional<Hos
   auto local = EnvInteger(env, "SLURM_LOCALID", 0, kMaxWorldSize - 1);
   if (!local.ok()) return local.error().Context("Slurm");
   c.local_rank = local->value_or(-1);
-
-  auto facts = ReadNodes(env, c.world_size, &c.notes);
-  if (!facts.ok()) return facts.error();
+  c.notes = std::move(notes);
   IMGTOOL_TRY(PlaceTasks(env, *facts, &c));
   if (store) {
     c.store = *store;

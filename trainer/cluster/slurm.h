@@ -27,7 +27,8 @@ int SlurmStorePort(uint64_t job_id, uint64_t step_id);
 // SLURM_STEP_ID above this is a step without srun tasks (Slurm's SLURM_MAX_NORMAL_STEP_ID).
 inline constexpr uint64_t kSlurmMaxNormalStep = 0xfffffff0u;
 
-// Whether SLURM_PROCID and SLURM_NTASKS are set at all.
+// Whether this looks like a task of Slurm: SLURM_NTASKS with SLURM_PROCID, or with
+// SLURM_STEP_NODELIST (a container step, whose tasks Slurm 22.05 gives no SLURM_PROCID).
 bool SlurmPresent(const EnvLookup& env);
 
 // Slurm's variables are set, but this process is not a task of an srun step: the batch

@@ -24,6 +24,41 @@ Vars Step(int rank, const std::string& node) {
 
 Result<ClusterConfig> Slurm(const Vars& v) { return SlurmCluster(MapEnvironment(v), std::nullopt, ""); }
 
+// A container step (Slurm 22.05): no SLURM_PROCID; oci-run gives SLURMD_NODENAME and
+// SLURM_LOCALID, and the rank follows from the layout.
+TEST(SlurmContainerStep, TheRankIsDerivedFromTheNodeAndTheLocalId) {
+  const Names by_rank{"n1", "n1", "n2", "n2", "n3", "n3", "n7"};
+  for (int rank = 0; rank < 7; ++rank) {
+    Vars v = Step(rank, "");
+    const std::string& node = by_rank[static_cast<size_t>(rank)];
+    v["SLURMD_NODENAME"] = node;
+    v["SLURM_LOCALID"] = std::to_string(rank % 2);
+    v.erase("SLURM_PROCID");
+    auto c = Slurm(v);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c->rank, rank);
+    EXPECT_EQ(c->tasks[static_cast<size_t>(rank)].node, node);
+  }
+  Vars cyclic = Step(0, "n2");
+  cyclic.erase("SLURM_PROCID");
+  cyclic["SLURM_DISTRIBUTION"] = "cyclic";
+  cyclic["SLURM_LOCALID"] = "1";
+  EXPECT_EQ(Slurm(cyclic)->rank, 5);  // n1 n2 n3 n7 n1 n2 n3
+}
+
+TEST(SlurmContainerStep, WithoutTheTaskVariablesItSaysWhatToDo) {
+  Vars v = Step(0, "");
+  v.erase("SLURM_PROCID");
+  v.erase("SLURMD_NODENAME");
+  EXPECT_TRUE(SlurmPresent(MapEnvironment(v)));
+  EXPECT_NE(Slurm(v).error().message.find("examples/slurm/oci-run"), std::string::npos);
+  v["SLURMD_NODENAME"] = "n7";
+  v["SLURM_LOCALID"] = "1";  // n7 has one task
+  EXPECT_NE(Slurm(v).error().message.find("fewer tasks"), std::string::npos);
+  v["SLURM_DISTRIBUTION"] = "plane=2";
+  EXPECT_NE(Slurm(v).error().message.find("hides which rank"), std::string::npos);
+}
+
 TEST(SlurmLayout, BlockAndCyclic) {
   const Names nodes{"a", "b", "c"};
   auto block = SlurmNodesOfRanks(nodes, {2, 2, 1}, "", 5);
