@@ -37,12 +37,13 @@ gh_text = "\n".join(str(s.get("run", "")) for s in steps)
 gl_text = "\n".join("\n".join(j.get("script", [])) for k, j in gl.items() if isinstance(j, dict) and "script" in j)
 for text, name in ((gh_text, "github"), (gl_text, "gitlab")):
     for needle in ("IMGTOOL build", "--no-cache", "IMGTOOL verify", "IMGTOOL sign", "IMGTOOL push",
-                   "verify --key", "policy check", "COSIGN_KEY"):
+                   "verify --key", "policy check", "COSIGN_KEY", "attest --key",
+                   "--provenance out/golden.provenance.json", "--type https://slsa.dev/provenance/v1"):
         assert needle in text, f"{name}: no '{needle}'"
 assert any("secrets.COSIGN_PASSWORD" in str(v) for j in gh["jobs"].values()
            for s in j["steps"] for v in (s.get("env") or {}).values()), "github: COSIGN_PASSWORD from a secret"
 PY
-  pass "ci/*.yml parse (python3-yaml); both templates build twice, verify, sign, push, verify --key, policy check"
+  pass "ci/*.yml parse (python3-yaml); both templates build twice, verify, sign, attest the provenance, push, verify --key (and the provenance), policy check"
 else
   echo "skip: python3-yaml is not installed (apt-get install python3-yaml): the YAML templates are not parsed"
 fi
@@ -53,7 +54,7 @@ out=$("$PIPELINE" 2>"$WORK/err") || rc=$?
 err=$(cat "$WORK/err")
 [ "$rc" = 0 ] || fail "ci/golden-pipeline exited $rc: $out $err"
 assert_contains "$err" "SIGNING WITH THE EXAMPLE KEY" "loud example-key warning"
-for s in fetch "build A" "build B" verify registry sign push "verify registry" "policy check"; do
+for s in fetch "build A" "build B" verify registry sign attest push "verify registry" "policy check"; do
   grep -qE "^  [0-9]+ +$s +ok " <<<"$out" || fail "step '$s' not ok in the summary: $out"
 done
 assert_contains "$out" "same digest" "build B"

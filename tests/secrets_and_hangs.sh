@@ -140,7 +140,7 @@ assert_eq "$(jq -r '.packages[] | select(.name == "tool") | .downloadLocation' "
   "$deb_url" "downloadLocation in the SBOM"
 jq -se --arg a "Basic $(printf '%s' "$USERINFO" | base64)" 'map(.headers.Authorization == $a) | any' \
   "$WORK/files.log" >/dev/null || fail "the download did not use the URL's credentials"
-grep -rlF -e "$SECRET" -e "$USERINFO" imgtool.lock.json "$WORK/pkgimg.build.json" "$WORK/pkgimg.spdx.json" \
+grep -rlF -e "$SECRET" -e "$USERINFO" imgtool.lock.json "$WORK/pkgimg.build.json" "$WORK/pkgimg.spdx.json" "$WORK/pkgimg.provenance.json" \
   "$WORK/pkgimg" && fail "a record or a blob holds the password"
 grep -F -e "$SECRET" -e "pkguser" <<<"$lock_out$build_out" && fail "stdout/stderr or --debug holds the credentials"
 saw_auth storage "$WORK/files.log" &&

@@ -5,6 +5,7 @@
 #include "build/build_record.h"
 #include "build/image_build.h"
 #include "build/lock.h"
+#include "build/provenance.h"
 #include "build/sbom.h"
 #include "build/spec.h"
 #include "build/spec_platforms.h"
@@ -98,7 +99,8 @@ Result<oci::Descriptor> WriteIndex(layout::LayoutWriter& writer, const std::vect
 // The SBOM beside the output and, in an oci: layout, one artifact per image referring to
 // it (pushed with it, found by its sha256-<hex>.sbom tag). An oci-archive stays images
 // only: `ctr images import` unpacks every tagged entry and fails on an artifact.
-Status WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& out_dir, bool archive_out,
+// Returns the document written beside the output (the provenance names its digest).
+Result<std::string> WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& out_dir, bool archive_out,
                   const BuildResult& r) {
   std::string name = SbomImageName(spec.labels, opt.output.tag);
   if (!archive_out) {
@@ -118,11 +120,24 @@ Status WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& 
     doc = SpdxJson(SbomInput{name, r.manifest, opt.epoch, IMGTOOL_VERSION, r.images[0].packages});
   }
   if (!doc.ok()) return doc.error();
-  return fs::WriteFileAtomic(r.sbom_path, *doc);
+  IMGTOOL_TRY(fs::WriteFileAtomic(r.sbom_path, *doc));
+  return *doc;
+}
+
+// The build record and the provenance that names its digest, beside the output.
+Status WriteRecords(const Spec& spec, const BuildOptions& opt, const std::string& sbom, BuildResult& r) {
+  r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
+  r.provenance_path = ProvenancePathFor(opt.output.path);
+  auto record = BuildRecordJson(spec, r, opt.epoch, r.compression);
+  if (!record.ok()) return record.error();
+  auto provenance = ProvenanceJson(ProvenanceInputFor(spec, r, opt, sbom, *record));
+  if (!provenance.ok()) return provenance.error();
+  IMGTOOL_TRY(fs::WriteFileAtomic(r.record_path, *record));
+  return fs::WriteFileAtomic(r.provenance_path, *provenance);
 }
 
 // Phase 2: the images, the index over them (a multi-platform build), the tag, the SBOMs,
-// the archive and the record.
+// the archive, the record and the provenance.
 Result<BuildResult> WriteInto(layout::LayoutWriter& writer, const Spec& spec, Images& images, const BuildOptions& opt,
                               const std::string& out_dir, bool archive_out) {
   BuildResult r;
@@ -141,13 +156,12 @@ Result<BuildResult> WriteInto(layout::LayoutWriter& writer, const Spec& spec, Im
   }
   IMGTOOL_TRY(writer.SetTag(r.manifest, opt.output.tag.empty() ? "latest" : opt.output.tag));
   r.sbom_path = SbomPathFor(opt.output.path);
-  IMGTOOL_TRY(WriteSboms(spec, opt, out_dir, archive_out, r));
+  auto sbom = WriteSboms(spec, opt, out_dir, archive_out, r);
+  if (!sbom.ok()) return sbom.error();
   if (archive_out) IMGTOOL_TRY(layout::WriteOciArchive(out_dir, opt.output.path));
   r.output = opt.output.str();
-  r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
-  auto record = BuildRecordJson(spec, r, opt.epoch, CompressionName(images[0]->compression()));
-  if (!record.ok()) return record.error();
-  IMGTOOL_TRY(fs::WriteFileAtomic(r.record_path, *record));
+  r.compression = CompressionName(images[0]->compression());
+  IMGTOOL_TRY(WriteRecords(spec, opt, *sbom, r));
   return r;
 }
 

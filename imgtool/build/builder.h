@@ -6,10 +6,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "archive/layer.h"
+#include "build/lock.h"
 #include "build/packages.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
@@ -31,6 +33,10 @@ struct BuildOptions {
   remote::RegistryOptions registry;  // for a docker:// base
   std::string lock_path;     // non-empty: --locked; refuse inputs that differ from this lock
   std::string record_path;  // empty: "<output path>.build.json"
+  // The provenance's builder (provenance.h, BuilderFrom): --builder-id, else the CI
+  // variables the CLI read (GITHUB_*, GITLAB_CI, CI_*), else a local id.
+  std::string builder_id;
+  std::map<std::string, std::string> ci_env;
   // Human progress ("layer 2/3 cuda: 1.2 GB of 2.4 GB"); may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -41,6 +47,9 @@ struct LayerOutcome {
   oci::Digest diff_id;
   bool cached = false;
   double seconds = 0;
+  // Index-aligned with the planned layer's entries: each file's sha256 as the layer read
+  // it (for the lock the provenance lists, without hashing the files again).
+  std::vector<oci::Digest> file_digests = {};
 };
 
 // An input file of a layer, for the build record.
@@ -62,6 +71,7 @@ struct ImageResult {
   std::vector<PackageRecord> packages;  // every package installed, in spec order
   oci::Digest base_manifest;            // the base's image manifest for the platform; empty for scratch
   std::vector<RecordInput> inputs;      // every input file and package, layer by layer
+  Lock lock;                            // the image's inputs as `imgtool lock` names them
 };
 
 struct BuildResult {
@@ -72,6 +82,8 @@ struct BuildResult {
   std::string output;       // the reference written
   std::string record_path;  // the build record
   std::string sbom_path;    // the SPDX SBOM beside the output (also stored in the layout)
+  std::string provenance_path;  // SLSA Provenance v1 beside the output (provenance.h)
+  std::string compression;      // "gzip", "zstd", "none"
 };
 
 Result<BuildResult> Build(const BuildOptions& options);

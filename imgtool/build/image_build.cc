@@ -265,6 +265,7 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
   o.name = plan.name;
   o.descriptor = oci::Descriptor{written->media_type, written->digest, static_cast<int64_t>(written->size), {}, std::nullopt, {}};
   o.diff_id = written->diff_id;
+  o.file_digests = written->file_digests;
   o.cached = cached;
   o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   Say(label + ": " + written->digest.Short() + " " + HumanBytes(written->size) + (cached ? " (cached)" : ""));
@@ -339,6 +340,13 @@ Result<ImageResult> ImageBuild::Write(layout::LayoutWriter& out, const std::stri
   if (!man_desc.ok()) return man_desc.error();
   r.manifest = *man_desc;
   r.config = *cfg_desc;
+  // The lock as the layers read their files: nothing is hashed again.
+  auto lock = MakeLock(spec_, r.base_manifest, plans_, [&](size_t l) -> std::optional<std::vector<oci::Digest>> {
+    if (l >= r.layers.size()) return std::nullopt;
+    return r.layers[l].file_digests;
+  });
+  if (!lock.ok()) return lock.error();
+  r.lock = std::move(*lock);
   return r;
 }
 

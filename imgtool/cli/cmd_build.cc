@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include "build/builder.h"
 #include "build/fetch.h"
@@ -30,8 +31,21 @@ struct BuildFlags {
   bool locked = false;
   std::string lock_file;
   std::string platform;
+  std::string builder_id;
   RemoteFlags remote;  // a docker:// base
 };
+
+// The CI variables the provenance's builder id and invocation id come from
+// (build/provenance.h, BuilderFrom); read here so the library stays a pure function.
+std::map<std::string, std::string> CiEnvironment() {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"GITHUB_ACTIONS", "GITHUB_SERVER_URL", "GITHUB_WORKFLOW_REF", "GITHUB_REPOSITORY",
+                           "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITLAB_CI", "CI_SERVER_URL", "CI_PROJECT_PATH",
+                           "CI_RUNNER_ID", "CI_JOB_URL"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  return env;
+}
 
 oci::Json ImageJson(const build::ImageResult& image) {
   oci::Json layers = oci::Json::array();
@@ -62,6 +76,7 @@ void PrintBuildJson(const build::BuildResult& r, int64_t epoch) {
                    {"images", images},
                    {"record", r.record_path},
                    {"sbom", r.sbom_path},
+                   {"provenance", r.provenance_path},
                    {"sourceDateEpoch", epoch}};
   if (!r.is_index) {
     out["config"] = images[0]["config"];
@@ -98,6 +113,8 @@ int RunBuild(const BuildFlags& f) {
   }
   o.cache_dir = f.no_cache ? "" : (f.cache_dir.empty() ? build::LayerCache::DefaultDir() : f.cache_dir);
   o.record_path = f.record;
+  o.builder_id = f.builder_id;
+  o.ci_env = CiEnvironment();
   o.download_dir = f.download_dir.empty() ? build::DefaultDownloadDir() : f.download_dir;
   o.registry = ToRegistryOptions(f.remote);
   if (f.locked || !f.lock_file.empty()) {
@@ -134,7 +151,9 @@ void AddBuildCommand(CLI::App& app, Action& run) {
       "in any folder, under any umask, TZ or locale. A spec that names \"platforms\" builds\n"
       "one image per platform into one index (--platform builds one of them alone).\n"
       "The manifest (or index) digest is the last line on stdout; a build record (inputs and outputs by digest) is written to\n"
-      "OUTPUT.build.json. Unchanged layers come from a cache (--cache-dir); package URLs\n"
+      "OUTPUT.build.json, the SPDX SBOM to OUTPUT.spdx.json and SLSA Provenance v1 (an in-toto\n"
+      "Statement: inputs of the lock by digest, builder, SBOM digest) to OUTPUT.provenance.json;\n"
+      "`imgtool attest --provenance` signs it. Unchanged layers come from a cache (--cache-dir); package URLs\n"
       "(http, https, file) are fetched once into a download cache and checked against their sha256.\n\n"
       "Examples:\n  imgtool build examples/golden/spec.json -o oci:out/golden:latest\n"
       "  imgtool build examples/golden/spec.json --platform linux/arm64 -o oci:out/golden-arm64");
@@ -160,6 +179,9 @@ void AddBuildCommand(CLI::App& app, Action& run) {
                   "Build only this platform's image of a multi-platform spec (OS/ARCH[/VARIANT],\n"
                   "e.g. linux/arm64): an image, not an index");
   cmd->add_option("--record", f->record, "Where to write the build record (default: OUTPUT.build.json)");
+  cmd->add_option("--builder-id", f->builder_id,
+                  "The provenance's runDetails.builder.id, a URI (default: from GitHub Actions or GitLab CI "
+                  "variables, else https://imgtool.invalid/builders/local)");
   cmd->add_flag("-q,--quiet", f->quiet, "No progress on stderr");
   cmd->callback([f, &run] { run = [f] { return RunBuild(*f); }; });
 }

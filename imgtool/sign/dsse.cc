@@ -38,13 +38,17 @@ Result<Envelope> ParseEnvelope(std::string_view bytes) {
   return e;
 }
 
-// The statement's claims: in-toto v0.1, a subject with this image's sha256, the type.
+// The statement's claims: in-toto v0.1 (cosign attest) or v1 (SLSA provenance, GitHub's
+// attestations: the same subject and predicateType members), a subject with this image's
+// sha256, the type.
 Status CheckStatement(std::string_view statement, const oci::Digest& image, const std::string& predicate_type) {
   auto j = oci::ParseJson(statement, "in-toto statement");
   if (!j.ok()) return MakeError(ErrorKind::kDenied, j.error().message);
   // Members by type (StringMember): a signed statement is still the signer's text, not ours.
-  if (!j->is_object() || oci::StringMember(*j, "_type") != kInTotoStatementType) {
-    return MakeError(ErrorKind::kDenied, "statement _type is not " + std::string(kInTotoStatementType));
+  std::string type = j->is_object() ? oci::StringMember(*j, "_type") : "";
+  if (type != kInTotoStatementType && type != kInTotoStatementV1Type) {
+    return MakeError(ErrorKind::kDenied, "statement _type is not " + std::string(kInTotoStatementType) + " or " +
+                                             std::string(kInTotoStatementV1Type));
   }
   std::string got_type = oci::StringMember(*j, "predicateType");
   if (!predicate_type.empty() && got_type != predicate_type) {
@@ -105,6 +109,10 @@ SignatureCheck CheckLayer(const SignatureLayer& l, const oci::Digest& image, con
 }
 
 }  // namespace
+
+Status CheckStatementClaims(std::string_view statement, const oci::Digest& image, const std::string& predicate_type) {
+  return CheckStatement(statement, image, predicate_type);
+}
 
 Result<std::string> EnvelopePayload(std::string_view envelope) {
   auto e = ParseEnvelope(envelope);

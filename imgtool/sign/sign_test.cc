@@ -293,13 +293,35 @@ TEST(Attest, StatementMembersOfAnotherTypeAreDenied) {
   std::vector<TrustedKey> trusted{{"a.pub", key}};
   auto d = VerifyAttestations({SignedStatement(key, R"({"_type":1})")}, kImage, trusted);
   EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.reason, "statement _type is not https://in-toto.io/Statement/v0.1");
+  EXPECT_EQ(d.reason, "statement _type is not https://in-toto.io/Statement/v0.1 or https://in-toto.io/Statement/v1");
   std::string typed = R"({"_type":"https://in-toto.io/Statement/v0.1","predicateType":[],"subject":[]})";
   EXPECT_EQ(VerifyAttestations({SignedStatement(key, typed)}, kImage, trusted, "https://spdx.dev/Document").reason,
             "predicateType is '', want 'https://spdx.dev/Document'");
   std::string digest = R"({"_type":"https://in-toto.io/Statement/v0.1","subject":[{"digest":{"sha256":7}}]})";
   EXPECT_EQ(VerifyAttestations({SignedStatement(key, digest)}, kImage, trusted).reason.rfind("no subject names", 0),
             0u);
+}
+
+// SLSA Provenance v1 comes as an in-toto Statement v1: the same members, another _type.
+TEST(Attest, StatementV1IsVerifiedAsV0_1) {
+  Pkey key = NewKey();
+  std::vector<TrustedKey> trusted{{"a.pub", key}};
+  auto statement = [](const std::string& type, const oci::Digest& subject) {
+    return R"({"_type":")" + type + R"(","predicateType":"https://slsa.dev/provenance/v1","subject":[{"name":"i",)" +
+           R"("digest":{"sha256":")" + subject.hex() + R"("}}],"predicate":{}})";
+  };
+  const std::string v1 = "https://in-toto.io/Statement/v1";
+  EXPECT_TRUE(VerifyAttestations({SignedStatement(key, statement(v1, kImage))}, kImage, trusted,
+                                 "https://slsa.dev/provenance/v1")
+                  .ok);
+  EXPECT_EQ(VerifyAttestations({SignedStatement(key, statement(v1, kOther))}, kImage, trusted)
+                .reason.rfind("no subject names", 0),
+            0u);
+  EXPECT_FALSE(VerifyAttestations({SignedStatement(key, statement("https://in-toto.io/Statement/v2", kImage))}, kImage,
+                                  trusted)
+                   .ok);
+  EXPECT_TRUE(CheckStatementClaims(statement(v1, kImage), kImage, "").ok());
+  EXPECT_EQ(CheckStatementClaims(statement(v1, kImage), kImage, "https://x").error().kind, ErrorKind::kDenied);
 }
 
 }  // namespace
