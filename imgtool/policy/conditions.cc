@@ -126,7 +126,8 @@ Result<Condition> ParseOne(const Json& j, const std::string& where, int depth) {
   std::string op_name;
   for (const auto& [k, v] : j.items()) {
     if (k == "pointer") continue;
-    auto it = std::find_if(Operators().begin(), Operators().end(), [&](const auto& o) { return o.first == k; });
+    const std::string& key = k;  // a structured binding cannot be captured (clang 14)
+    auto it = std::find_if(Operators().begin(), Operators().end(), [&](const auto& o) { return o.first == key; });
     if (it == Operators().end()) return Bad(where + "." + k, "unknown field or operator (known: " + Known() + ")");
     if (!op_name.empty()) return Bad(where, "two operators (" + op_name + ", " + k + "): want exactly one");
     op_name = k;
