@@ -81,7 +81,7 @@ struct RegistryImageChecker::State {
           auto image = transport::Open(pinned_reference, opts);
           Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
           auto early = [&sig](const std::string&, const policy::SignedByRule&) { return sig.get(); };
-          auto facts = policy::GatherFacts(pinned_reference, opened, pol, early);
+          auto facts = policy::GatherFacts(pinned_reference, opened, pol, early, policy::RegistryAttestationVerifier(opts));
           // An image of an index that could not be opened is asked for again, like the index.
           return {facts, policy::AllOpened(facts)};
         }),

@@ -1,6 +1,7 @@
 // imgtool policy check --policy P REF... : open each image -> gather the facts the
 // policy's rules need -> evaluate (pure) -> a table (or --json). An index is one
-// reference: signedBy and digestPinned judge it, every other rule each of its images.
+// reference: signedBy, attestations and digestPinned judge it, every other rule each of
+// its images.
 // Exit 0 when every rule passes for every reference, 5 when any fails, 2 for a bad policy.
 // imgtool lint Dockerfile [--policy P] : parse -> lint -> file:line findings; exit 0
 // clean, 5 findings, 2 unreadable or unparsable input.
@@ -75,8 +76,9 @@ int RunCheck(const CheckFlags& f) {
   std::vector<policy::ImageDecision> decisions;
   bool all = true;
   for (const auto& ref : f.refs) {
-    auto facts = policy::GatherFacts(ref, Open(ref, f.remote), *pol,
-                                     policy::RegistrySignatureVerifier(ToRegistryOptions(f.remote)));
+    auto opts = ToRegistryOptions(f.remote);
+    auto facts = policy::GatherFacts(ref, Open(ref, f.remote), *pol, policy::RegistrySignatureVerifier(opts),
+                                     policy::RegistryAttestationVerifier(opts));
     decisions.push_back(policy::Evaluate(*pol, facts));
     all = all && decisions.back().pass;
   }
@@ -158,8 +160,12 @@ void AddPolicyCommands(CLI::App& app, Action& run) {
                           "Evaluate every rule of a policy on each image: open -> gather facts -> decide.\n"
                           "Prints IMAGE / RULE / RESULT / REASON. Exit 0 when all pass, 5 when any rule fails\n"
                           "(an image that cannot be read fails its rules), 2 for a bad policy.\n"
-                          "An index gets one row per rule: signedBy and digestPinned judge the index itself,\n"
-                          "every other rule each platform's image (a failure names the platform and digest);\n"
+                          "attestations: each requirement needs an in-toto attestation of its predicateType,\n"
+                          "signed as its signedBy says and naming the image, whose predicate meets every\n"
+                          "condition (policies/rules/attestations.md); a failure names the requirement.\n"
+                          "An index gets one row per rule: signedBy, attestations and digestPinned judge the\n"
+                          "index itself, every other rule each platform's image (a failure names the platform\n"
+                          "and digest);\n"
                           "artifact entries (unknown/unknown attestations) are skipped and listed.\n\n"
                           "Examples:\n  imgtool policy check --policy policies/golden.json oci:out/golden@sha256:...\n"
                           "  imgtool policy check --policy policies/golden.json oci:out/multi:v1   # an index");

@@ -1,6 +1,7 @@
 // imgtool verify REF: check every blob's size and sha256, media types and diff_ids;
 // with --key / --trusted-keys also that a trusted key signed this digest (and with
-// --attestation, attested it).
+// --attestation, attested it); with --attestation --policy FILE, that the policy's
+// attestations rule passes (the evaluation `policy check` and the webhook use).
 #include <iostream>
 #include <optional>
 
@@ -9,6 +10,8 @@
 #include "cli/keyless_flags.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
+#include "policy/evaluate.h"
+#include "policy/signature_verifier.h"
 #include "sign/dsse.h"
 #include "sign/verify_signatures.h"
 
@@ -27,6 +30,7 @@ struct VerifyFlags {
   bool full = false;           // --full: decompress every layer, whatever is known
   std::string platform;        // --platform: of an index, only this image
   KeylessFlags keyless;        // --certificate-identity ... (Sigstore keyless)
+  std::string policy;          // --policy: with --attestation, its attestations rule decides
 };
 
 oci::Json VerdictJson(const sign::SignatureVerdict& v) {
@@ -52,6 +56,7 @@ void PrintVerdict(const char* what, const sign::SignatureVerdict& v) {
 // so a tag that moves between the two checks cannot mix two images.
 struct SignatureOutcome {
   std::optional<sign::SignatureVerdict> signatures, attestations;
+  std::vector<policy::RuleResult> requirements;  // --policy: one per requirement of its attestations rule
   std::string denied;  // first cause, empty when everything asked for verified
 };
 // Keyless: the verdict for signatures or attestations by the identity asked for.
@@ -69,6 +74,36 @@ Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const sigstore
   if (!times.ok()) return times.error();
   sign::KeylessPolicy policy{identity, std::make_shared<const sigstore::TrustedRoot>(std::move(*root)), *times};
   return sign::VerifyImageKeyless(pinned, policy, f.attestation, type, ToRegistryOptions(f.remote));
+}
+
+// --policy: the policy's attestations rule, loaded (exit 2 when bad) before any blob is read.
+Result<std::optional<policy::Policy>> AttestationPolicy(const VerifyFlags& f, bool keyless) {
+  if (f.policy.empty()) return std::optional<policy::Policy>();
+  if (!f.attestation) return MakeError(ErrorKind::kInvalidInput, "--policy needs --attestation");
+  if (!f.keys.empty() || !f.trusted_dir.empty() || keyless || !f.predicate_type.empty()) {
+    return MakeError(ErrorKind::kInvalidInput,
+                     "--policy says which types and signers to trust: give no --key, --trusted-keys, --type or --certificate-*");
+  }
+  auto pol = policy::LoadPolicy(f.policy);
+  if (!pol.ok()) return pol.error();
+  if (!pol->attestations) return MakeError(ErrorKind::kInvalidInput, f.policy + ": $.rules.attestations: none (nothing to verify)");
+  return std::optional<policy::Policy>(std::move(*pol));
+}
+
+// Each requirement judged on the digest the blob check verified.
+SignatureOutcome CheckPolicyAttestations(const VerifyFlags& f, const policy::Policy& pol, ref::Reference pinned,
+                                         const oci::Digest& digest) {
+  pinned.digest = digest.str();
+  policy::ImageFacts facts;
+  std::vector<policy::AttestationFacts> each;
+  for (const auto& r : *pol.attestations) each.push_back(policy::VerifyAttestationRequirement(pinned, r, ToRegistryOptions(f.remote)));
+  facts.attestations = std::move(each);
+  SignatureOutcome out;
+  out.requirements = policy::EvaluateAttestationRequirements(*pol.attestations, facts);
+  for (const auto& r : out.requirements) {
+    if (!r.pass) out.denied += (out.denied.empty() ? "attestation policy: " : "; ") + r.rule + ": " + r.reason;
+  }
+  return out;
 }
 
 Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const std::optional<sigstore::IdentityPolicy>& identity,
@@ -147,6 +182,8 @@ int RunVerify(const VerifyFlags& f) {
     if (auto times = f.keyless.Times(); !times.ok()) return Fail(times.error());
     identity = std::move(*policy);
   }
+  auto attestation_policy = AttestationPolicy(f, identity.has_value());
+  if (!attestation_policy.ok()) return Fail(attestation_policy.error());
   auto repo = transport::OpenRepository(*ref, ToRegistryOptions(f.remote));
   if (!repo.ok()) return Fail(repo.error());
   auto top = (*repo)->Resolve(transport::NameIn(*ref));
@@ -157,10 +194,11 @@ int RunVerify(const VerifyFlags& f) {
   vo.platform = *platform;
   auto report = check::Verify(*(*repo)->store(), *top, vo);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
-  if (f.attestation && f.keys.empty() && f.trusted_dir.empty() && !f.keyless.any()) {
-    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key, --trusted-keys or --certificate-identity"));
+  if (f.attestation && f.keys.empty() && f.trusted_dir.empty() && !f.keyless.any() && !*attestation_policy) {
+    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key, --trusted-keys, --certificate-identity or --policy"));
   }
-  auto sigs = CheckSignatures(f, identity, *ref, report->manifest);
+  auto sigs = *attestation_policy ? Result<SignatureOutcome>(CheckPolicyAttestations(f, **attestation_policy, *ref, report->manifest))
+                                  : CheckSignatures(f, identity, *ref, report->manifest);
   if (!sigs.ok()) return Fail(sigs.error().Context(f.ref));
   if (f.json) {
     oci::Json problems = oci::Json::array();
@@ -178,12 +216,20 @@ int RunVerify(const VerifyFlags& f) {
                      {"problems", problems}};
     if (sigs->signatures) out["signatures"] = VerdictJson(*sigs->signatures);
     if (sigs->attestations) out["attestations"] = VerdictJson(*sigs->attestations);
+    if (*attestation_policy) {
+      oci::Json rows = oci::Json::array();
+      for (const auto& r : sigs->requirements) rows.push_back({{"requirement", r.rule}, {"pass", r.pass}, {"reason", r.reason}});
+      out["attestationPolicy"] = {{"policy", f.policy}, {"requirements", rows}};
+    }
     if (!sigs->denied.empty()) out["denied"] = sigs->denied;
     PrintJson(out);
   } else {
     for (const auto& p : report->problems) std::cout << "FAILED " << p.blob << ": " << p.what << "\n";
     if (sigs->signatures) PrintVerdict("SIGNATURE", *sigs->signatures);
     if (sigs->attestations) PrintVerdict("ATTESTATION", *sigs->attestations);
+    for (const auto& r : sigs->requirements) {
+      std::cout << "ATTESTATION " << r.rule << ": " << (r.pass ? "pass: " : "DENIED: ") << r.reason << "\n";
+    }
     std::cout << (report->ok() ? "OK " : "FAILED ") << f.ref << " " << report->manifest.str() << ": "
               << report->blobs_checked << " blobs, " << HumanBytes(report->bytes_checked) << " checked, "
               << report->problems.size() << " problems";
@@ -224,6 +270,8 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
                          "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"
                          "verify-attestation). An index is signed by its own digest.\n"
+                         "--attestation --policy FILE: the policy's attestations rule instead of --key/--type\n"
+                         "(policies/rules/attestations.md): one line per requirement; exit 5 when one fails.\n"
                          "Keyless (Sigstore, as cosign verify --certificate-identity): a signature by that identity\n"
                          "and OIDC issuer, its Fulcio certificate chained to the trusted root (--trusted-root, else\n"
                          "the public-good root built in), its time proven by Rekor or a timestamp authority; found as\n"
@@ -232,6 +280,7 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
                          "Examples:\n  imgtool verify oci:out/golden:latest\n"
                          "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
                          "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest\n"
+                         "  imgtool verify --attestation --policy policies/provenance.json oci:out/golden:latest\n"
                          "  imgtool verify --certificate-identity https://github.com/org/repo/.github/workflows/ci.yml@refs/heads/main \\\n"
                          "    --certificate-oidc-issuer https://token.actions.githubusercontent.com docker://registry.example:5000/app:v1");
   cmd->add_option("ref", f->ref,
@@ -247,6 +296,7 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
   cmd->add_flag("--attestation", f->attestation, "Require a trusted in-toto attestation (sha256-<hex>.att) instead of a signature");
   AddKeylessFlags(cmd, f->keyless);
   cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
+  cmd->add_option("--policy", f->policy, "With --attestation: judge by this policy's attestations rule (policies/*.json)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });
 }
 

@@ -238,6 +238,7 @@ RuleResult EvaluateRule(const Policy& p, const std::string& rule, const ImageFac
   if (rule == "baseImages" && p.base_images) return EvaluateBaseImages(*p.base_images, f);
   if (rule == "noSetuid") return EvaluateNoSetuid(f);
   if (rule == "maxSize" && p.max_size) return EvaluateMaxSize(*p.max_size, f);
+  if (rule == "attestations" && p.attestations) return EvaluateAttestations(*p.attestations, f);
   return Deny(rule, "not a rule of this policy");
 }
 

@@ -3,8 +3,8 @@
 // feed it hand-written facts. Fails closed: a fact that could not be gathered fails every
 // rule that needs it; an image that could not be opened fails every rule.
 //
-// An index is judged as one reference (evaluate_index.cc): digestPinned and signedBy on
-// the index itself, every other rule on each of its images, passing only when every
+// An index is judged as one reference (evaluate_index.cc): digestPinned, signedBy and
+// attestations on the index itself, every other rule on each of its images, passing only when every
 // image passes it.
 #pragma once
 
@@ -48,5 +48,14 @@ RuleResult EvaluateRequiredLabels(const std::vector<std::string>& labels, const 
 RuleResult EvaluateBaseImages(const BaseImagesRule& r, const ImageFacts& f);
 RuleResult EvaluateNoSetuid(const ImageFacts& f);
 RuleResult EvaluateMaxSize(const MaxSizeRule& r, const ImageFacts& f);
+
+// The attestations rule (evaluate_attestations.cc): one row "attestations" passing when
+// every requirement passes, its reason naming each requirement that failed and why.
+RuleResult EvaluateAttestations(const std::vector<AttestationRequirement>& reqs, const ImageFacts& f);
+// One row per requirement (`rule` is the requirement's name), as `imgtool verify
+// --attestation --policy` prints them.
+std::vector<RuleResult> EvaluateAttestationRequirements(const std::vector<AttestationRequirement>& reqs,
+                                                        const ImageFacts& f);
+RuleResult EvaluateAttestationRequirement(const AttestationRequirement& r, const AttestationFacts& facts);
 
 }  // namespace imgtool::policy

@@ -1,6 +1,6 @@
 // Judging an index as one reference. The rules about the reference judge the index's own
-// facts: digestPinned the text as written, signedBy the signatures on the index's digest
-// (cosign signs an index by its own digest). Every other rule judges each image entry on
+// facts: digestPinned the text as written, signedBy the signatures and attestations the
+// attestations on the index's digest (cosign signs and attests an index by its own digest). Every other rule judges each image entry on
 // its own, and the row passes only when every image passes; a failing row names each
 // platform and digest that broke it. Pure, like evaluate.cc, whose per-image rules it
 // reuses unchanged.
@@ -17,7 +17,10 @@ namespace {
 // person, and the first cause should not drown under 64 platforms' worth.
 constexpr size_t kShownFailures = 5;
 
-bool JudgesReference(const std::string& rule) { return rule == "digestPinned" || rule == "signedBy"; }
+// cosign signs and attests an index by its own digest: signedBy and attestations judge it.
+bool JudgesReference(const std::string& rule) {
+  return rule == "digestPinned" || rule == "signedBy" || rule == "attestations";
+}
 
 // "sha256:" and 12 hex digits, as oci::Digest::Short writes it.
 std::string Short(const std::string& digest) { return digest.substr(0, 19); }

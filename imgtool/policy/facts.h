@@ -28,6 +28,25 @@ struct SignatureFacts {
 // verifies by itself.
 using SignatureVerifier = std::function<SignatureFacts(const std::string& reference, const SignedByRule& rule)>;
 
+// One attestation that passed its requirement's signedBy: a trusted key or identity
+// verified its DSSE envelope, and its in-toto statement is of the requirement's
+// predicateType with a subject naming the image's digest (imgtool/sign checked both).
+struct VerifiedStatement {
+  std::string statement;  // the statement's bytes (JSON) as signed; its "predicate" is what conditions judge
+  std::string signer;     // the key file or keyless identity that verified it
+};
+
+// What an attestation verifier reports for one requirement of one image.
+struct AttestationFacts {
+  std::vector<VerifiedStatement> verified;  // empty: none verified
+  std::string reason;                       // when none verified: why (no attestation of the type, untrusted key, ...)
+};
+
+// The seam to imgtool/sign for the attestations rule: the attestations of the image
+// `reference` names that `requirement.signed_by` verifies, of its predicate type.
+using AttestationVerifier =
+    std::function<AttestationFacts(const std::string& reference, const AttestationRequirement& requirement)>;
+
 struct SetuidFile {
   std::string layer;  // digest of the layer holding it
   std::string path;
@@ -52,13 +71,15 @@ struct ImageFacts {
   Result<std::vector<SetuidFile>> setuid_files = NotGathered("the layer scan");
   Result<uint64_t> uncompressed_size = NotGathered("the uncompressed size");
   Result<SignatureFacts> signature = NotGathered("the signature check");
+  // One per requirement of the attestations rule, in the policy's order.
+  Result<std::vector<AttestationFacts>> attestations = NotGathered("the attestation check");
 };
 
 // One image entry of an index. `image.digest` is the entry's digest even when the image
 // could not be opened (`image.opened`), so a failing rule can name it.
 struct ChildFacts {
   std::string platform;  // "linux/arm64", or "no platform" for an entry without one
-  ImageFacts image;      // every fact but the signature: signedBy judges the index
+  ImageFacts image;      // every fact but the signature and attestations: signedBy and attestations judge the index
 };
 
 // The entries of an index, as the image rules need them: each image is judged on its own
@@ -70,8 +91,9 @@ struct IndexFacts {
 };
 
 // What a reference names. For an image, `top` is all there is. For an index, `top` holds
-// what belongs to the index itself: reference, opened, digest and signature (cosign signs
-// an index by its own digest, so digestPinned and signedBy judge it), and `index` its
+// what belongs to the index itself: reference, opened, digest, signature and attestations
+// (cosign signs and attests an index by its own digest, so digestPinned, signedBy and
+// attestations judge it), and `index` its
 // entries. Kept apart from ImageFacts so an index's empty User or labels can never be
 // mistaken for an image's.
 struct ReferenceFacts {

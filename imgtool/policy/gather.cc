@@ -160,7 +160,8 @@ IndexFacts GatherIndex(const std::string& reference, const oci::ImageIndex& inde
 }  // namespace
 
 ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
-                           const SignatureVerifier& verify_signature) {
+                           const SignatureVerifier& verify_signature,
+                           const AttestationVerifier& verify_attestations) {
   ReferenceFacts out;
   ImageFacts& f = out.top;
   f.reference = reference;
@@ -179,6 +180,15 @@ ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>
       f.signature = verify_signature(reference, *policy.signed_by);
     } else {
       f.signature = MakeError(ErrorKind::kDenied, "no signature verifier");
+    }
+  }
+  if (policy.attestations) {
+    if (verify_attestations) {
+      std::vector<AttestationFacts> each;
+      for (const auto& r : *policy.attestations) each.push_back(verify_attestations(reference, r));
+      f.attestations = std::move(each);
+    } else {
+      f.attestations = MakeError(ErrorKind::kDenied, "no attestation verifier");
     }
   }
   return out;

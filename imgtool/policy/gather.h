@@ -2,7 +2,8 @@
 // config and manifest always; /etc/passwd when User is a name, stack.json and the setuid
 // files from one view of the unpacked image, rootfs/image_fs.h; a decompressing pass for
 // the uncompressed size) and asks
-// the signature verifier when the policy has signedBy. For an index, the same for each
+// the signature verifier when the policy has signedBy, the attestation verifier per
+// requirement when it has attestations. For an index, the same for each
 // image entry, and the verifier once, for the index's own digest. Errors become facts,
 // never exceptions to the decision (facts.h).
 //
@@ -27,8 +28,11 @@ inline constexpr size_t kMaxIndexEntries = 64;
 
 // `reference`: the text the user gave; `opened`: the result of opening it. Layers are
 // streamed from wherever the image is, only for the rules that read files.
+// `verify_attestations`: for the attestations rule, asked once per requirement (for an
+// index: about the index's digest); none given fails the rule closed.
 ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
-                           const SignatureVerifier& verify_signature);
+                           const SignatureVerifier& verify_signature,
+                           const AttestationVerifier& verify_attestations = {});
 
 // Whether every image the facts speak of could be opened: what the webhook caches (an
 // unreachable registry is asked again, not remembered).

@@ -109,7 +109,7 @@ Result<std::vector<IdentityRule>> Identities(const Json& j, const std::string& w
   return out;
 }
 
-Status ParseSignedBy(const Json& j, const std::string& where, const std::string& dir, Policy& p) {
+Result<SignedByRule> SignedBy(const Json& j, const std::string& where, const std::string& dir) {
   IMGTOOL_TRY(WantObject(j, where));
   IMGTOOL_TRY(OnlyKeys(j, where, {"keys", "identities", "trustedRoot"}));
   if (!j.contains("keys") && !j.contains("identities")) {
@@ -133,7 +133,64 @@ Status ParseSignedBy(const Json& j, const std::string& where, const std::string&
     if (r.identities.empty()) return Bad(where + ".trustedRoot", "only with identities");
     r.trusted_root = Resolved(j["trustedRoot"].get<std::string>(), dir);
   }
-  p.signed_by = r;
+  return r;
+}
+
+Status ParseSignedBy(const Json& j, const std::string& where, const std::string& dir, Policy& p) {
+  auto r = SignedBy(j, where, dir);
+  if (!r.ok()) return r.error();
+  p.signed_by = std::move(*r);
+  return Status::Ok();
+}
+
+// cosign's short names, as `imgtool attest --type` takes them (sign::PredicateTypeFor
+// holds the same three): a policy may say spdxjson where the attestation says the URI.
+Result<std::string> PredicateType(const Json& j, const std::string& where) {
+  if (!j.is_string()) return Bad(where, "want a predicate type URI (or spdxjson, spdx, custom)");
+  const std::string t = j.get<std::string>();
+  if (t == "spdxjson" || t == "spdx") return std::string("https://spdx.dev/Document");
+  if (t == "custom") return std::string("https://cosign.sigstore.dev/attestation/v1");
+  if (t.rfind("https://", 0) == 0 && t.size() > 8) return t;
+  return Bad(where, "'" + t.substr(0, 64) + "' is not a predicate type URI (https://...) or spdxjson, spdx, custom");
+}
+
+Result<AttestationRequirement> Requirement(const Json& j, const std::string& where, const std::string& dir, size_t index) {
+  IMGTOOL_TRY(WantObject(j, where));
+  IMGTOOL_TRY(OnlyKeys(j, where, {"name", "predicateType", "signedBy", "conditions"}));
+  AttestationRequirement r;
+  if (!j.contains("predicateType")) return Bad(where + ".predicateType", "required");
+  auto type = PredicateType(j["predicateType"], where + ".predicateType");
+  if (!type.ok()) return type.error();
+  r.predicate_type = *type;
+  if (!j.contains("signedBy")) return Bad(where + ".signedBy", "required: who must have signed the attestation");
+  auto by = SignedBy(j["signedBy"], where + ".signedBy", dir);
+  if (!by.ok()) return by.error();
+  r.signed_by = std::move(*by);
+  r.name = r.predicate_type + " #" + std::to_string(index);
+  if (j.contains("name")) {
+    if (!j["name"].is_string() || j["name"].get<std::string>().empty()) return Bad(where + ".name", "want a non-empty string");
+    r.name = j["name"].get<std::string>();
+  }
+  if (j.contains("conditions")) {
+    auto cs = ParseConditions(j["conditions"], where + ".conditions");
+    if (!cs.ok()) return cs.error();
+    r.conditions = std::move(*cs);
+  }
+  return r;
+}
+
+Status ParseAttestations(const Json& j, const std::string& where, const std::string& dir, Policy& p) {
+  if (!j.is_array() || j.empty()) return Bad(where, "want a non-empty array of {name, predicateType, signedBy, conditions}");
+  std::vector<AttestationRequirement> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    auto r = Requirement(j[i], where + "[" + std::to_string(i) + "]", dir, i);
+    if (!r.ok()) return r.error();
+    for (const auto& prior : out) {
+      if (prior.name == r->name) return Bad(where + "[" + std::to_string(i) + "].name", "'" + r->name + "' names an earlier requirement too");
+    }
+    out.push_back(std::move(*r));
+  }
+  p.attestations = std::move(out);
   return Status::Ok();
 }
 
@@ -264,6 +321,7 @@ Status ParseRules(const Json& j, const std::string& dir, Policy& p) {
          return ParseEmpty(r, w);
        }},
       {"maxSize", [&](const Json& r, const std::string& w) { return ParseMaxSize(r, w, p); }},
+      {"attestations", [&](const Json& r, const std::string& w) { return ParseAttestations(r, w, dir, p); }},
   };
   std::vector<std::string> known;
   for (const auto& [name, parse] : parsers) known.push_back(name);
@@ -295,6 +353,7 @@ std::vector<std::string> Policy::RuleNames() const {
   if (base_images) out.push_back("baseImages");
   if (no_setuid) out.push_back("noSetuid");
   if (max_size) out.push_back("maxSize");
+  if (attestations) out.push_back("attestations");
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oci/result.h"
+#include "policy/conditions.h"
 #include "regexp/go_regexp.h"
 
 namespace imgtool::policy {
@@ -36,6 +37,16 @@ struct SignedByRule {
   std::vector<std::string> keys;  // absolute paths (relative ones resolve against the policy's folder)
   std::vector<IdentityRule> identities = {};
   std::string trusted_root = {};  // trusted_root.json for identities; "" = the public-good root built in
+};
+
+// One requirement of the attestations rule (policies/rules/attestations.md): an attestation
+// of `predicate_type`, verified by `signed_by` and about the image, whose predicate
+// satisfies every condition.
+struct AttestationRequirement {
+  std::string name;            // as written, or "<predicateType> #<index>" when the policy names none
+  std::string predicate_type;  // a URI (the short names spdxjson, spdx and custom resolved)
+  SignedByRule signed_by;
+  std::vector<Condition> conditions;  // may be empty: a verified attestation suffices
 };
 
 struct AllowedStacksRule {
@@ -73,6 +84,7 @@ struct Policy {
   std::optional<BaseImagesRule> base_images;
   bool no_setuid = false;
   std::optional<MaxSizeRule> max_size;
+  std::optional<std::vector<AttestationRequirement>> attestations;
   DockerfileRules dockerfile;
 
   // Names of the image rules present, in evaluation order.

@@ -98,7 +98,7 @@ TEST(Policy, SignedByRegexpsAreCompiledWhenParsed) {
 TEST(Policy, UnknownRuleOrFieldNamesThePath) {
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"nonRot":{}}})"),
             "p.json: $.rules.nonRot: unknown rule (known: nonRoot, digestPinned, signedBy, allowedStacks, "
-            "requiredLabels, baseImages, noSetuid, maxSize)");
+            "requiredLabels, baseImages, noSetuid, maxSize, attestations)");
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"nonRoot":{"strict":true}}})"),
             "p.json: $.rules.nonRoot.strict: unknown field (known: )");
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"maxSize":{"byte":1}}})"),

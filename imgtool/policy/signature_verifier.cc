@@ -35,7 +35,51 @@ SignatureFacts ByIdentities(const ref::Reference& ref, const SignedByRule& rule,
   return out;
 }
 
+// The statements of the attestations that verified; else the verdict's reason.
+// `keys`: c.key is a key file's path (shown by its name), else a keyless identity.
+void Collect(const sign::SignatureVerdict& v, bool keys, AttestationFacts& out) {
+  for (const auto& c : v.signatures) {
+    if (c.ok && !c.statement.empty()) out.verified.push_back({c.statement, keys ? fs::BaseName(c.key) : c.key});
+  }
+  if (out.verified.empty() && !v.reason.empty()) out.reason += (out.reason.empty() ? "" : "; ") + v.reason;
+}
+
 }  // namespace
+
+AttestationFacts VerifyAttestationRequirement(const ref::Reference& pinned, const AttestationRequirement& r,
+                                              const remote::RegistryOptions& options) {
+  AttestationFacts out;
+  if (!r.signed_by.keys.empty()) {
+    auto verdict = sign::VerifyImageAttestations(pinned, r.signed_by.keys, r.predicate_type, options);
+    if (!verdict.ok()) return {{}, verdict.error().message};
+    Collect(*verdict, true, out);
+  }
+  if (r.signed_by.identities.empty()) return out;
+  auto root = sigstore::LoadTrustedRoot(r.signed_by.trusted_root);
+  if (!root.ok()) {
+    out.reason += std::string(out.reason.empty() ? "" : "; ") + "trustedRoot: " + root.error().message;
+    return out;
+  }
+  auto shared = std::make_shared<const sigstore::TrustedRoot>(std::move(*root));
+  for (const IdentityRule& id : r.signed_by.identities) {
+    sign::KeylessPolicy policy{{id.subject, id.subject_regexp, id.issuer, id.issuer_regexp}, shared, {}};
+    auto verdict = sign::VerifyImageKeyless(pinned, policy, true, r.predicate_type, options);
+    if (!verdict.ok()) {
+      out.reason += (out.reason.empty() ? "" : "; ") + verdict.error().message;
+      continue;
+    }
+    Collect(*verdict, false, out);
+  }
+  return out;
+}
+
+AttestationVerifier RegistryAttestationVerifier(const remote::RegistryOptions& options) {
+  return [options](const std::string& reference, const AttestationRequirement& r) -> AttestationFacts {
+    auto pinned = ParsePinnedReference(reference);
+    if (!pinned.ok()) return {{}, pinned.error().message};
+    return VerifyAttestationRequirement(pinned->ref, r, options);
+  };
+}
 
 SignatureVerifier RegistrySignatureVerifier(const remote::RegistryOptions& options) {
   return [options](const std::string& reference, const SignedByRule& rule) -> SignatureFacts {

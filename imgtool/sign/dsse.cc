@@ -103,6 +103,7 @@ SignatureCheck CheckLayer(const SignatureLayer& l, const oci::Digest& image, con
     }
     c.ok = true;
     c.reason.clear();
+    c.statement = std::move(e->payload);
     return c;
   }
   return c;

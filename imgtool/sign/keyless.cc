@@ -125,6 +125,7 @@ SignatureCheck Check(const SignatureLayer& l, const Result<sigstore::Bundle>& bu
   c.reason = claims(*bundle);
   c.ok = c.reason.empty();
   c.key = v->signer + " (" + v->issuer + ")";
+  if (c.ok && bundle->dsse_envelope) c.statement = bundle->dsse_envelope->payload;
   return c;
 }
 

@@ -36,6 +36,9 @@ struct SignatureCheck {
   std::string key;     // the trusted key that verified it (when the crypto check passed)
   std::string reason;  // why it does not count; empty when ok
   std::string docker_reference;
+  // An attestation that verified: its in-toto statement's bytes as signed (what the
+  // policy's attestations rule reads the predicate from); empty otherwise.
+  std::string statement;
 };
 
 struct Decision {

@@ -267,6 +267,26 @@ for md in sorted(os.listdir(os.path.join(ROOT, "policies/rules"))):
     for i, block in enumerate(re.findall(r"```json\n(.*?)```", text, re.S)):
         put("policy", "%s-%d.json" % (md[:-3], i), block)
 
+# The attestations rule's conditions: CONDITIONS \0 PREDICATE (fuzz_conditions.cc).
+PROVENANCE = {"buildDefinition": {"buildType": "https://imgtool.example/build/v1", "resolvedDependencies": [
+    {"uri": "a", "digest": {"sha256": "aa"}}, {"uri": "git+https://x", "digest": {"sha1": "bb"}}]},
+    "runDetails": {"builder": {"id": "https://ci.example/builder"}}}
+SPDX = {"spdxVersion": "SPDX-2.3", "packages": [{"name": "zlib", "versionInfo": "1:1.2.13.dfsg-1"},
+    {"name": "openssl", "versionInfo": "3.0.2-0ubuntu1.10"}, {"name": "x", "versionInfo": "sha256:ab"}]}
+for name, conditions, predicate in [
+        ("slsa.bin", [{"pointer": "/runDetails/builder/id", "equals": "https://ci.example/builder"},
+                      {"pointer": "/buildDefinition/resolvedDependencies/*/digest/sha256", "present": True},
+                      {"pointer": "/buildDefinition/buildType", "matches": "^https://imgtool\\.example/"}], PROVENANCE),
+        ("sbom.bin", [{"pointer": "/packages", "none": [{"pointer": "/name", "equals": "openssl"},
+                                                        {"pointer": "/versionInfo", "versionBelow": "3.0.11-1"}]},
+                      {"pointer": "/packages", "every": [{"pointer": "/name", "oneOf": ["zlib", "openssl", "x"]},
+                                                         {"pointer": "/license", "absent": True}]},
+                      {"pointer": "/packages", "any": [{"pointer": "/versionInfo", "versionAtLeast": "1:0"}]}], SPDX),
+        ("nested.bin", [{"pointer": "/a~1b/~0", "every": [{"pointer": "/*/*", "any": [
+            {"pointer": "", "none": [{"pointer": "/x", "equals": [1, {"y": None}]}]}]}]}], {"a/b": {"~": [[[{"x": 1}], []]]}})]:
+    put("conditions", name, json.dumps(conditions).encode() + b"\0" + json.dumps(predicate).encode())
+put("conditions", "predicate-only.json", json.dumps(PROVENANCE))
+
 for name in sorted(os.listdir(os.path.join(ROOT, "tests/fixtures/admission"))):
     copy("admission_review", name, "tests/fixtures/admission/" + name)
 
