@@ -259,6 +259,24 @@ TEST(PolicySetsTest, ABrokenFileKeepsTheOldPolicy) {
   EXPECT_EQ(sets.Get("gpu"), before);
 }
 
+TEST(PolicySetsTest, AMissingFileIsSaidOnceAndTheOldPolicyStays) {
+  PolicyDir d;
+  d.Write(kNonRoot);
+  PolicySets sets;
+  ASSERT_TRUE(sets.Add("", d.path).ok());
+  auto before = sets.Get("");
+  unlink(d.path.c_str());
+  auto r = sets.ReloadChanged();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].status.ok());
+  EXPECT_TRUE(sets.ReloadChanged().empty());
+  EXPECT_EQ(sets.Get(""), before);
+  d.Write(kStricter);
+  r = sets.ReloadChanged();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].status.ok());
+}
+
 TEST(PolicySetsTest, TheSameBytesRewrittenAreNoReload) {
   PolicyDir d;
   d.Write(kNonRoot);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <tuple>
 
 #include "fs/atomic_file.h"
 
@@ -71,7 +72,7 @@ Status PolicySets::Add(const std::string& name, const std::string& path) {
   if (sets_.count(name)) {
     return MakeError(ErrorKind::kInvalidInput, "policy set '" + name + "' is named twice");
   }
-  sets_[name] = Set{path, std::move(file), *loaded};
+  sets_[name] = Set{path, std::move(file), *loaded, ""};
   return Status::Ok();
 }
 
@@ -89,17 +90,20 @@ std::vector<std::string> PolicySets::Names() const {
 }
 
 std::vector<PolicySets::Reload> PolicySets::ReloadChanged() {
-  std::vector<std::pair<std::string, WatchedFile*>> files;
+  std::vector<std::tuple<std::string, WatchedFile*, std::string*>> files;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [name, set] : sets_) files.emplace_back(name, set.file.get());
+    for (auto& [name, set] : sets_) files.emplace_back(name, set.file.get(), &set.unreadable);
   }
   std::vector<Reload> out;
-  for (auto& [name, file] : files) {
+  for (auto& [name, file, unreadable] : files) {
     std::string bytes;
     auto changed = file->Changed(&bytes);
     Reload r{name, file->path(), Status::Ok(), nullptr};
-    if (changed.ok() && !*changed) continue;
+    std::string error = changed.ok() ? "" : changed.error().message;
+    bool repeated = !error.empty() && error == *unreadable;
+    *unreadable = error;
+    if ((changed.ok() && !*changed) || repeated) continue;
     if (!changed.ok()) {
       r.status = changed.error();
     } else if (auto loaded = Parse(bytes, file->path(), file->sha256()); !loaded.ok()) {

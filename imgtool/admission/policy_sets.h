@@ -59,6 +59,7 @@ class PolicySets {
     std::shared_ptr<const LoadedPolicy> now;  // the set's policy after this reload
   };
   // Every set whose file's bytes changed since last seen, re-parsed; nothing for the rest.
+  // A file that cannot be read is reported once per distinct error, not at every poll.
   std::vector<Reload> ReloadChanged();
 
  private:
@@ -66,6 +67,7 @@ class PolicySets {
     std::string path;
     std::unique_ptr<WatchedFile> file;  // touched only by Add and ReloadChanged (one thread)
     std::shared_ptr<const LoadedPolicy> current;
+    std::string unreadable;  // the last stat/read error reported (a missing file: said once)
   };
   Result<std::shared_ptr<const LoadedPolicy>> Parse(const std::string& bytes, const std::string& path,
                                                     const std::string& sha256) const;

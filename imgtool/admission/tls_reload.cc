@@ -96,9 +96,15 @@ Status CertificateStore::Load() {
 Result<bool> CertificateStore::ReloadChanged() {
   std::string cert, key;
   auto c = cert_.Changed(&cert, 1 << 20);
-  if (!c.ok()) return c.error();
-  auto k = key_.Changed(&key, 1 << 20);
-  if (!k.ok()) return k.error();
+  auto k = c.ok() ? key_.Changed(&key, 1 << 20) : Result<bool>(false);
+  if (!c.ok() || !k.ok()) {
+    Error e = !c.ok() ? c.error() : k.error();
+    bool repeated = e.message == unreadable_;
+    unreadable_ = e.message;
+    if (repeated) return false;
+    return e;
+  }
+  unreadable_.clear();
   if (!*c && !*k) return false;
   if (*c) cert_pem_ = std::move(cert);
   if (*k) key_pem_ = std::move(key);

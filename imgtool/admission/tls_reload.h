@@ -28,7 +28,8 @@ class CertificateStore {
   // Loads the pair now (the first time: an error stops the server).
   Status Load();
   // Reloads when either file's bytes changed: true when a new pair was swapped in, false
-  // when nothing changed, an error (the old pair stays) when the new one is broken.
+  // when nothing changed, an error (the old pair stays) when the new one is broken. A file
+  // that cannot be read is an error once, then no change until the error differs.
   Result<bool> ReloadChanged();
   // From now on every handshake on `ctx` presents the current pair. The store outlives ctx.
   void Install(SSL_CTX* ctx);
@@ -42,6 +43,7 @@ class CertificateStore {
 
   WatchedFile cert_, key_;
   std::string cert_pem_, key_pem_;  // the last bytes seen (one file may change alone)
+  std::string unreadable_;          // the last stat/read error reported: said once
   mutable std::mutex mu_;
   std::shared_ptr<const KeyPair> current_;
 };
