@@ -81,6 +81,48 @@ out=$(kc create --dry-run=client --validate=false -o yaml -f "$WORK/bogus.yaml" 
 assert_contains "$out" "Jobb" "the unknown kind is named"
 pass "an unknown kind (batch/v1 Jobb) is refused by the same setup (exit $rc)"
 
+# ---- the webhook's policy sets: each namespace meets exactly one entry ----
+python3 - "$WORK/validating-webhook.yaml.json" "$WORK/webhook-deployment.yaml.json" <<'PY' || fail "policy sets"
+import json, sys
+def docs(path):
+    text, items, pos = open(path).read(), [], 0
+    while text[pos:].strip():
+        obj, end = json.JSONDecoder().raw_decode(text, pos)
+        items += obj["items"] if obj.get("kind") == "List" else [obj]
+        pos = end
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return items
+def need(cond, what):
+    if not cond:
+        sys.exit("examples/k8s: " + what)
+KEY = "imgtool.dev/policy-set"
+hooks = docs(sys.argv[1])[0]["webhooks"]
+dep = [d for d in docs(sys.argv[2]) if d["kind"] == "Deployment"][0]
+args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+served = {a.split("=", 2)[1] for a in args if a.startswith("--policy-set=")}
+default, sets = None, {}
+for h in hooks:
+    path = h["clientConfig"]["service"]["path"]
+    exprs = [e for e in h["namespaceSelector"]["matchExpressions"] if e["key"] == KEY]
+    need(len(exprs) == 1, "%s: no single %s expression" % (h["name"], KEY))
+    if path == "/validate":
+        need(exprs[0]["operator"] == "NotIn", "the default entry: want %s NotIn [every set]" % KEY)
+        default = set(exprs[0]["values"])
+    else:
+        need(path.startswith("/validate/"), "%s: path %s" % (h["name"], path))
+        need(exprs[0]["operator"] == "In" and exprs[0]["values"] == [path[len("/validate/"):]],
+             "%s: want %s In [%s]" % (h["name"], KEY, path[len("/validate/"):]))
+        sets[path[len("/validate/"):]] = h
+    need(h["failurePolicy"] == "Fail", "%s: failurePolicy %s" % (h["name"], h["failurePolicy"]))
+need(default is not None and sets, "want a default entry and at least one set entry")
+need(default == set(sets), "the default entry's NotIn %s is not the sets with entries %s" % (sorted(default), sorted(sets)))
+need(served == set(sets), "the Deployment serves sets %s, the webhook entries call %s" % (sorted(served), sorted(sets)))
+for name, h in sets.items():
+    need(h["rules"] == hooks[0]["rules"], "%s: other rules than the default entry" % name)
+PY
+pass "validating-webhook.yaml: a default entry (imgtool.dev/policy-set NotIn every set) and one entry per set (In [set], /validate/<set>), each set served by the Deployment's --policy-set"
+
 # ---- the fleet Job: the fields that matter, from kubectl's JSON ----
 python3 - "$WORK/fleet-job.yaml.json" >"$WORK/fleet.env" <<'PY'
 import json, shlex, sys

@@ -105,8 +105,12 @@ class TtlCache {
     std::lock_guard<std::mutex> lock(s_->mu);
     auto now = s_->clock();
     auto it = s_->entries.find(key);
-    if (it != s_->entries.end() && (!it->second.done || now < it->second.expires)) return it->second.value;
+    if (it != s_->entries.end() && (!it->second.done || now < it->second.expires)) {
+      ++s_->hits;
+      return it->second.value;
+    }
     if (s_->limit && !s_->limit->TryAcquire(group)) return std::nullopt;
+    ++s_->misses;
     if (s_->entries.size() >= s_->max_entries) Sweep(now);
     auto promise = std::make_shared<std::promise<V>>();
     Entry& e = s_->entries[key];
@@ -145,6 +149,16 @@ class TtlCache {
     std::lock_guard<std::mutex> lock(s_->mu);
     return s_->entries.size();
   }
+  // Gets served from an entry (cached, or in flight and shared), and gets that started a
+  // computation; a Get refused for want of room counts as neither.
+  uint64_t hits() const {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    return s_->hits;
+  }
+  uint64_t misses() const {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    return s_->misses;
+  }
 
  private:
   struct Entry {
@@ -161,6 +175,7 @@ class TtlCache {
     Clock clock;
     size_t max_entries = 0;
     uint64_t generation = 0;
+    uint64_t hits = 0, misses = 0;
     std::shared_ptr<WorkLimit> limit;
   };
 

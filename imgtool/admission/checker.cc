@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <atomic>
 #include <future>
 #include <optional>
 
@@ -35,14 +36,17 @@ auto EndingOpenSslOnReturn(Compute compute) {
 }  // namespace
 
 struct RegistryImageChecker::State {
-  policy::Policy policy;
+  std::shared_ptr<const LoadedPolicy> policy;  // Start's without a policy of its own
   remote::RegistryOptions registry;
   std::shared_ptr<WorkLimit> limit;
   TtlCache<Result<std::string>> digests;   // docker://HOST/REPO:TAG -> sha256:...
-  TtlCache<policy::ReferenceFacts> facts;  // docker://HOST/REPO@sha256:... -> facts (an index's: all its images')
+  // "GENERATION docker://HOST/REPO@sha256:..." -> facts (an index's: all its images')
+  TtlCache<policy::ReferenceFacts> facts;
+  // Shared with the computations, which may outlive the state.
+  std::shared_ptr<std::atomic<uint64_t>> registry_errors = std::make_shared<std::atomic<uint64_t>>(0);
 
   State(policy::Policy p, remote::RegistryOptions r, const CheckerOptions& o)
-      : policy(std::move(p)),
+      : policy(std::make_shared<const LoadedPolicy>(LoadedPolicy{std::move(p), NextPolicyGeneration(), ""})),
         registry(std::move(r)),
         limit(std::make_shared<WorkLimit>(o.max_registry_work, std::max<size_t>(1, o.max_registry_work / 2))),
         digests(o.tag_ttl, o.clock, 10000, limit),
@@ -66,10 +70,14 @@ struct RegistryImageChecker::State {
 
   // Copies, not `this`, in the computations: they may outlive a review's deadline.
   std::optional<std::shared_future<policy::ReferenceFacts>> StartFacts(const std::string& host,
-                                                                       const std::string& pinned_reference) {
+                                                                       const std::string& pinned_reference,
+                                                                       const std::shared_ptr<const LoadedPolicy>& loaded) {
     return facts.Get(
-        pinned_reference,
-        EndingOpenSslOnReturn([pol = policy, opts = registry, pinned_reference]() -> std::pair<policy::ReferenceFacts, bool> {
+        std::to_string(loaded->generation) + " " + pinned_reference,
+        EndingOpenSslOnReturn([loaded, opts = registry, pinned_reference,
+                               errors = registry_errors]()
+                                  -> std::pair<policy::ReferenceFacts, bool> {
+          const policy::Policy& pol = loaded->policy;
           // The signature check needs only the digest, not the opened image: run it beside the
           // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
           std::future<policy::SignatureFacts> sig;
@@ -83,23 +91,27 @@ struct RegistryImageChecker::State {
           auto early = [&sig](const std::string&, const policy::SignedByRule&) { return sig.get(); };
           auto facts = policy::GatherFacts(pinned_reference, opened, pol, early, policy::RegistryAttestationVerifier(opts));
           // An image of an index that could not be opened is asked for again, like the index.
-          return {facts, policy::AllOpened(facts)};
+          bool all_opened = policy::AllOpened(facts);
+          if (!all_opened) ++*errors;
+          return {facts, all_opened};
         }),
         host);
   }
 
   // A resolved tag starts its facts at once (`self` is this state), so a review's images
   // overlap both steps instead of waiting on each other.
+  // The facts started are `loaded`'s; a review under another policy starts its own on a hit.
   std::optional<std::shared_future<Result<std::string>>> StartResolve(const std::shared_ptr<State>& self,
-                                                                      const ref::Reference& r) {
+                                                                      const ref::Reference& r,
+                                                                      const std::shared_ptr<const LoadedPolicy>& loaded) {
     return digests.Get(
         r.str(),
-        EndingOpenSslOnReturn([self, r]() -> std::pair<Result<std::string>, bool> {
+        EndingOpenSslOnReturn([self, r, loaded]() -> std::pair<Result<std::string>, bool> {
           auto reg = remote::Registry::Connect(r.host, self->registry);
-          if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), false};
+          if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
           auto d = (*reg)->ResolveDigest(r.repository, r.tag);
-          if (!d.ok()) return {d.error().Context("resolving " + r.str()), false};
-          self->StartFacts(r.host, Pinned(r, d->str()));
+          if (!d.ok()) return {d.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
+          self->StartFacts(r.host, Pinned(r, d->str()), loaded);
           return {d->str(), true};
         }),
         r.host);
@@ -115,13 +127,14 @@ struct RegistryImageChecker::State {
 
   // The facts of `digest` (`started` when they are) by `deadline`, then the evaluator;
   // nullopt when they did not come.
-  std::optional<Result<policy::ImageDecision>> Decide(const std::string& image, const std::string& reference,
+  std::optional<Result<policy::ImageDecision>> Decide(const std::shared_ptr<const LoadedPolicy>& loaded,
+                                                      const std::string& image, const std::string& reference,
                                                       const ref::Reference& r, const Result<std::string>& digest,
                                                       bool pin, TimePoint deadline, FactsFuture started = {}) {
     policy::ReferenceFacts got;
     if (digest.ok()) {
-      auto f =
-          started ? started : StartWithin([&] { return StartFacts(r.host, Pinned(r, *digest)); }, r.host, deadline);
+      auto f = started ? started
+                       : StartWithin([&] { return StartFacts(r.host, Pinned(r, *digest), loaded); }, r.host, deadline);
       if (!f) {
         got.top.opened = AtCapacity();
       } else if (f->wait_until(deadline) != std::future_status::ready) {
@@ -135,7 +148,7 @@ struct RegistryImageChecker::State {
     }
     // digestPinned judges the reference the pod runs: as written, or pinned by /mutate.
     got.top.reference = pin && digest.ok() ? "docker://" + PinImage(r.str().substr(9), *digest) : reference;
-    auto d = policy::Evaluate(policy, got);
+    auto d = policy::Evaluate(loaded->policy, got);
     d.reference = image;
     d.digest = digest.ok() ? *digest : "";
     return d;
@@ -156,7 +169,26 @@ CheckStarter RegistryImageChecker::AsStarter() {
   return [this](const std::string& image, bool pin) { return Start(image, pin); };
 }
 
-PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin) {
+CheckStarter RegistryImageChecker::AsStarter(std::shared_ptr<const LoadedPolicy> policy) {
+  return [this, policy = std::move(policy)](const std::string& image, bool pin) { return Start(image, pin, policy); };
+}
+
+CheckerStats RegistryImageChecker::Stats() const {
+  CheckerStats st;
+  st.tag_hits = s_->digests.hits();
+  st.tag_misses = s_->digests.misses();
+  st.tag_entries = s_->digests.size();
+  st.facts_hits = s_->facts.hits();
+  st.facts_misses = s_->facts.misses();
+  st.facts_entries = s_->facts.size();
+  st.registry_errors = s_->registry_errors->load();
+  return st;
+}
+
+PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin) { return Start(image, pin, s_->policy); }
+
+PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin,
+                                         const std::shared_ptr<const LoadedPolicy>& loaded) {
   auto failed = [](Error e) -> PendingCheck {
     return [e](TimePoint) -> std::optional<Result<policy::ImageDecision>> { return e; };
   };
@@ -168,20 +200,22 @@ PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin) {
   std::string docker_ref = *reference;
   ref::Reference r = *parsed;
   if (!r.digest.empty()) {
-    auto started = s->StartFacts(r.host, State::Pinned(r, r.digest));  // if there is room now
-    return [s, image, docker_ref, r, pin, started](TimePoint deadline) {
-      return s->Decide(image, docker_ref, r, Result<std::string>(r.digest), pin, deadline, started);
+    auto started = s->StartFacts(r.host, State::Pinned(r, r.digest), loaded);  // if there is room now
+    return [s, loaded, image, docker_ref, r, pin, started](TimePoint deadline) {
+      return s->Decide(loaded, image, docker_ref, r, Result<std::string>(r.digest), pin, deadline, started);
     };
   }
-  auto started = s->StartResolve(s, r);
-  return [s, image, docker_ref, r, pin, started](TimePoint deadline) -> std::optional<Result<policy::ImageDecision>> {
-    auto resolving = started ? started : s->StartWithin([&] { return s->StartResolve(s, r); }, r.host, deadline);
+  auto started = s->StartResolve(s, r, loaded);
+  return [s, loaded, image, docker_ref, r, pin,
+          started](TimePoint deadline) -> std::optional<Result<policy::ImageDecision>> {
+    auto resolving =
+        started ? started : s->StartWithin([&] { return s->StartResolve(s, r, loaded); }, r.host, deadline);
     if (!resolving) {
       Result<std::string> none = s->AtCapacity().Context("resolving " + docker_ref);
-      return s->Decide(image, docker_ref, r, none, pin, deadline);
+      return s->Decide(loaded, image, docker_ref, r, none, pin, deadline);
     }
     if (resolving->wait_until(deadline) != std::future_status::ready) return std::nullopt;
-    return s->Decide(image, docker_ref, r, resolving->get(), pin, deadline);
+    return s->Decide(loaded, image, docker_ref, r, resolving->get(), pin, deadline);
   };
 }
 

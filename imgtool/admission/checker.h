@@ -20,6 +20,7 @@
 
 #include "admission/cache.h"
 #include "admission/decide.h"
+#include "admission/policy_sets.h"
 #include "policy/facts.h"
 #include "policy/policy.h"
 #include "remote/registry.h"
@@ -35,13 +36,28 @@ struct CheckerOptions {
   Clock clock = SteadyClock();
 };
 
+struct CheckerStats {
+  uint64_t tag_hits = 0, tag_misses = 0, facts_hits = 0, facts_misses = 0;
+  size_t tag_entries = 0, facts_entries = 0;
+  uint64_t registry_errors = 0;  // tag resolutions and image opens that failed
+};
+
 class RegistryImageChecker {
  public:
+  // `policy`: the one Start and AsStarter() judge by; the webhook passes each review's
+  // own (policy_sets.h) to the overloads instead.
   RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry, CheckerOptions options);
 
   PendingCheck Start(const std::string& image, bool pin);
+  // Under `policy`, a snapshot the review holds to its end. Facts are cached per policy
+  // generation: a swapped policy gathers afresh (its keys may differ), one generation's
+  // entries age out with the TTL.
+  PendingCheck Start(const std::string& image, bool pin, const std::shared_ptr<const LoadedPolicy>& policy);
   // For the server's wiring: a std::function view of Start.
   CheckStarter AsStarter();
+  CheckStarter AsStarter(std::shared_ptr<const LoadedPolicy> policy);
+
+  CheckerStats Stats() const;
 
   // Waits until no registry work runs (true) or `within` passes (false). The work runs on
   // threads of its own that outlive reviews; a process must not exit while they are inside

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "oci/result.h"
 #include "policy/evaluate.h"
@@ -49,12 +50,41 @@ struct ReviewLimits {
   size_t max_images = 256;  // containers + initContainers + ephemeralContainers
 };
 
+// Why a review was denied, as a small fixed set (the reason label of the reviews metric):
+// kNone (allowed), kPolicy (a rule failed on an image that was opened), kRegistry (an image
+// could not be resolved or opened, or its check failed), kCapacity (no registry-check slot
+// by the deadline), kDeadline (no answer by the deadline), kTooManyImages, kMalformed (the
+// request itself: not JSON, no uid, a kind without a pod spec), kInternal (an exception).
+// With several causes the first in this order wins: malformed, too_many_images, internal,
+// deadline, capacity, registry, policy.
+enum class Reason { kNone, kPolicy, kRegistry, kCapacity, kDeadline, kTooManyImages, kMalformed, kInternal };
+std::string ReasonName(Reason r);  // "none", "policy", ..., "too_many_images"
+
 struct Answer {
   int http_status = 200;
   std::string body;  // JSON
+  // What the logs and metrics say of it (the body says it to the API server).
+  std::string uid;   // empty when unreadable
+  std::string kind;  // request.kind.kind
+  std::string name;  // namespace/name
+  bool allowed = false;  // the policy's verdict (in warn and audit modes, not what was answered)
+  bool enforced = true;  // the body answers the verdict (false: warn/audit allowed a denial)
+  Reason reason = Reason::kNone;
+  std::vector<std::string> images;      // distinct, as written in the pod spec
+  std::vector<std::string> violations;  // one per image and failed rule: "containers[0] (app) image X: rule: why"
 };
 
 Answer Decide(const std::string& body, const CheckStarter& start, Mode mode, const ReviewLimits& limits = {});
+
+// What the webhook does with a denial (--mode). kEnforce answers it. kWarn answers
+// allowed:true with one AdmissionReview `warnings` entry per violation (each cut to 256
+// bytes, 4,096 in all: what the API server passes on). kAudit answers allowed:true with no
+// warnings; the log line and metrics keep the verdict. A malformed request is denied in
+// every mode: it is not a pod the policy judged but a request nothing can be said of.
+enum class Enforcement { kEnforce, kWarn, kAudit };
+std::string EnforcementName(Enforcement e);  // "enforce", "warn", "audit"
+Result<Enforcement> ParseEnforcement(const std::string& text);
+Answer Enforce(Answer answer, Enforcement e);
 
 // "image@sha256:..." for a pod-spec image and the digest it resolved to; the tag is dropped.
 std::string PinImage(const std::string& image, const std::string& digest);

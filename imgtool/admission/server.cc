@@ -115,17 +115,29 @@ void Route(httplib::SSLServer& svr, const ServerOptions& o, const Handler& handl
     watchdog.Disarm(req.ssl);
     res.set_content("ok", "text/plain");
   });
-  auto review = [&handler, &log, &watchdog](Mode mode) {
-    return [&handler, &log, &watchdog, mode](const httplib::Request& req, httplib::Response& res) {
+  auto review = [&handler, &log, &watchdog](Mode mode, std::string set) {
+    return [&handler, &log, &watchdog, mode, set](const httplib::Request& req, httplib::Response& res) {
       watchdog.Disarm(req.ssl);
-      Answer a = handler(req.body, mode);
+      Answer a = handler(req.body, mode, set);
       res.status = a.http_status;
       res.set_content(a.body, "application/json");
       if (a.http_status != 200) log(req.path + ": HTTP " + std::to_string(a.http_status));
     };
   };
-  svr.Post("/validate", review(Mode::kValidate));
-  if (o.mutate) svr.Post("/mutate", review(Mode::kMutate));
+  // Set names are [a-z0-9-] (CheckSetName), so each path is literal in httplib's pattern.
+  std::vector<std::string> sets{""};
+  sets.insert(sets.end(), o.policy_sets.begin(), o.policy_sets.end());
+  for (const std::string& set : sets) {
+    std::string tail = set.empty() ? "" : "/" + set;
+    svr.Post("/validate" + tail, review(Mode::kValidate, set));
+    if (o.mutate) svr.Post("/mutate" + tail, review(Mode::kMutate, set));
+  }
+  if (o.metrics) {
+    svr.Get("/metrics", [&o, &watchdog](const httplib::Request& req, httplib::Response& res) {
+      watchdog.Disarm(req.ssl);
+      res.set_content(o.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+  }
   // Errors httplib answers itself (body over the limit: 413) carry no AdmissionReview;
   // the API server treats them as a webhook failure, which the failurePolicy turns into a deny.
   svr.set_exception_handler([&log](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
@@ -202,6 +214,7 @@ Status Serve(const ServerOptions& o, const Handler& handler, const std::function
                      "TLS: cannot load the certificate '" + o.tls_cert + "' and key '" + o.tls_key + "'");
   }
   HookTls(svr.ssl_context(), &hooks);
+  if (o.certificates) o.certificates->Install(svr.ssl_context());
   RaiseFileLimit(o.max_connections, log);
   size_t warm = o.threads == 0 ? 1 : o.threads;
   size_t max = std::max(o.max_connections, warm);

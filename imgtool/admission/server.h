@@ -1,6 +1,9 @@
 // The HTTPS layer, kept thin: POST /validate and (with mutate) POST /mutate hand the body
-// to a handler (decide.h) and write its answer; GET /healthz says ok. cpp-httplib
-// underneath; nothing else in imgtool sees it.
+// to a handler (decide.h) and write its answer, as do /validate/<set> and /mutate/<set>
+// for each named policy set (any other path is 404); GET /healthz says ok; GET /metrics
+// answers the metrics text. cpp-httplib underneath; nothing else in imgtool sees it.
+// /metrics shares the TLS listener: the probes and the API server already share that
+// port in examples/k8s, and a second listener would need the same bounds.
 //
 // What one client can hold is bounded: a thread per connection up to max_connections
 // (beyond, a connection is closed at its first handshake step), so no connection waits
@@ -13,8 +16,10 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "admission/decide.h"
+#include "admission/tls_reload.h"
 #include "oci/result.h"
 
 namespace imgtool::admission {
@@ -35,10 +40,14 @@ struct ServerOptions {
   // fifth review pay a TLS handshake.
   size_t keep_alive_max_requests = 1000;
   bool mutate = false;                          // also serve /mutate
+  std::vector<std::string> policy_sets;         // named sets: /validate/<set> (names: CheckSetName)
+  std::function<std::string()> metrics;         // GET /metrics when set (text format 0.0.4)
+  CertificateStore* certificates = nullptr;     // when set, each handshake presents its current pair
   std::function<void(const std::string&)> log;  // one line per event; may be empty
 };
 
-using Handler = std::function<Answer(const std::string& body, Mode mode)>;
+// `policy_set`: "" for /validate and /mutate, else the <set> of the path.
+using Handler = std::function<Answer(const std::string& body, Mode mode, const std::string& policy_set)>;
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces).
 Status ParseListen(const std::string& text, ServerOptions& out);
