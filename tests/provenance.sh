@@ -107,6 +107,17 @@ jq -r .payload "$env_blob" | base64 -d | cmp - "$prov" || fail "the signed paylo
 expect_exit 5 verify --attestation --type https://spdx.dev/Document --key "$PUB" "oci:$WORK/a/out/golden:latest"
 pass "attest --provenance signs the statement as it is (.att, predicateType $SLSA); verify --attestation --type passes"
 
+# ---- the golden image through a policy over its attestations (policies/provenance.json) ----
+expect_exit 0 attest --key "$KEY" --predicate "$WORK/a/out/golden.spdx.json" --type spdxjson "oci:$layout:latest"
+pinned="oci:$layout@$digest"
+sed -e "s#\.\./signatures#$REPO/signatures#g" -e 's#https://ci.example/builder#https://imgtool.invalid/builders/local#' \
+  "$REPO/policies/provenance.json" >"$WORK/ours.json"
+expect_exit 0 policy check --policy "$WORK/ours.json" "$pinned"
+sed -e "s#\.\./signatures#$REPO/signatures#g" "$REPO/policies/provenance.json" >"$WORK/ci.json"
+out=$("$IMGTOOL" policy check --policy "$WORK/ci.json" "$pinned" 2>&1) && fail "a provenance from another builder passed"
+grep -q 'built-by-ci: /runDetails/builder/id' <<<"$out" || fail "the denial does not name the requirement and pointer: $out"
+pass "policies/provenance.json admits the golden image (its builder, every dependency by sha256, its SBOM) and denies another builder's, naming built-by-ci"
+
 make_context "$WORK/other"
 "$IMGTOOL" build "$WORK/other/spec.json" -o "oci:$WORK/other-img:v1" -q >/dev/null
 expect_exit 2 attest --key "$KEY" --provenance "$prov" "oci:$WORK/other-img:v1"
