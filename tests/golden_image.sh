@@ -53,15 +53,8 @@ fi
 # Inputs: fetched once into examples/golden/cache (shared with scripts/quickstart); the
 # trainer under test staged in a private copy of the spec's folder.
 "$G/fetch" --spec spec-cpu.json --no-trainer --platform linux/amd64 >/dev/null
-ctx() {  # DIR: a private spec folder with the cached debs and this trainer
-  mkdir -p "$1/cache/bin"
-  cp "$G/spec-cpu.json" "$1/"
-  ln -s "$G/cache/debs" "$1/cache/debs"
-  cp "$TRAINER" "$1/cache/bin/trainer"
-  cp "$IMGTOOL_FLEET" "$1/cache/bin/imgtool-fleet"
-}
-ctx "$WORK/a"
-ctx "$WORK/b"
+golden_context "$WORK/a"
+golden_context "$WORK/b"
 digest=$("$IMGTOOL" build "$WORK/a/spec-cpu.json" --platform linux/amd64 -o "oci:$WORK/golden:latest" -q | tail -n1)
 digest2=$(cd "$WORK/b" && umask 077 && TZ=Asia/Kolkata IMGTOOL_CACHE="$WORK/cache2" \
   "$IMGTOOL" build spec-cpu.json --platform linux/amd64 -o "oci:$WORK/golden2:latest" -q | tail -n1)

@@ -22,11 +22,8 @@ cross_build trainer imgtool-fleet
 pass "arm64 trainer and imgtool-fleet built in $((SECONDS - t0)) s"
 "$G/fetch" --spec spec-cpu.json --no-trainer >/dev/null
 ctx() {  # DIR: a private spec folder with the cached debs and both architectures' binaries
+  golden_context "$1"
   mkdir -p "$1/cache/bin/arm64"
-  cp "$G/spec-cpu.json" "$1/"
-  ln -s "$G/cache/debs" "$1/cache/debs"
-  cp "$TRAINER" "$1/cache/bin/trainer"
-  cp "$IMGTOOL_FLEET" "$1/cache/bin/imgtool-fleet"
   cp "$ARM_BUILD/trainer/trainer" "$1/cache/bin/arm64/trainer"
   cp "$ARM_BUILD/imgtool/imgtool-fleet" "$1/cache/bin/arm64/imgtool-fleet"
 }

@@ -132,3 +132,16 @@ edit_image() {
   mv -f "$dir/index.tmp" "$dir/index.json"
   echo "$m2"
 }
+
+# golden_context DIR: a private copy of examples/golden's spec folder for the CPU spec: the
+# spec, the debs fetched once into examples/golden/cache (linked), $TRAINER and imgtool-fleet
+# staged where the spec takes them. Run `examples/golden/fetch --spec spec-cpu.json
+# --no-trainer` first.
+golden_context() {
+  local g=$REPO/examples/golden
+  mkdir -p "$1/cache/bin"
+  cp "$g/spec-cpu.json" "$1/"
+  ln -s "$g/cache/debs" "$1/cache/debs"
+  cp "${TRAINER:?set TRAINER to the trainer binary}" "$1/cache/bin/trainer"
+  cp "$IMGTOOL_FLEET" "$1/cache/bin/imgtool-fleet"
+}

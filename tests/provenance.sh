@@ -29,15 +29,8 @@ fi
 
 # ---- the golden image, twice, in two folders ----
 "$G/fetch" --spec spec-cpu.json --no-trainer --platform linux/amd64 >/dev/null
-ctx() {  # DIR: a private spec folder with the cached debs and this trainer
-  mkdir -p "$1/cache/bin"
-  cp "$G/spec-cpu.json" "$1/"
-  ln -s "$G/cache/debs" "$1/cache/debs"
-  cp "$TRAINER" "$1/cache/bin/trainer"
-  cp "$IMGTOOL_FLEET" "$1/cache/bin/imgtool-fleet"
-}
-ctx "$WORK/a"
-ctx "$WORK/b"
+golden_context "$WORK/a"
+golden_context "$WORK/b"
 mkdir -p "$WORK/a/out" "$WORK/b/out"
 lock=$WORK/a/out/golden.lock.json
 out=$("$IMGTOOL" lock "$WORK/a/spec-cpu.json" --platform linux/amd64 -o "$lock" 2>&1) || fail "imgtool lock: $out"
