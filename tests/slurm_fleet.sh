@@ -30,7 +30,16 @@ odd_node() {  # NODE: every task on NODE gets NCCL_ALGO=Tree from the node's Tas
 }
 all_nodes_alike() { rm -f "$SLURM_DIR"/node-env/*; }
 resume_all() { scontrol update NodeName="$(IFS=,; echo "${SLURM_NODES[*]}")" State=RESUME 2>/dev/null || true; }
-node_state() { sinfo -h -N -n "$1" -o '%T|%E'; }
+# A node's state once its last job has let go of it: after srun returns, Slurm shows
+# the node "completing" (or "draining", when a drain waits for it) for a moment.
+node_state() {
+  local s i
+  for i in $(seq 50); do
+    s=$(sinfo -h -N -n "$1" -o '%T|%E')
+    case "${s%%|*}" in completing | draining | allocated | mixed) sleep 0.2 ;; *) break ;; esac
+  done
+  echo "$s"
+}
 
 # ---- 1. srun -N4 -n8, no flags ----
 out=$(srun -N4 -n8 "$IMGTOOL" fleet check --timeout 60 2>&1) || fail "srun -N4 -n8 imgtool fleet check: $out"
