@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The CI templates in ci/ as a security linter and the CI systems' own schemas see them:
+# The CI templates in ci-templates/ as a security linter and the CI systems' own schemas see them:
 # - zizmor --offline (the GitHub Actions security linter) reports nothing on
-#   ci/github-golden.yml, and does report the unpinned, credential-keeping form the
+#   ci-templates/github-golden.yml, and does report the unpinned, credential-keeping form the
 #   template had before (so this check has teeth);
 # - every action is pinned by a full commit SHA with its version in a comment, every
 #   checkout sets persist-credentials: false, the workflow grants no permissions and
@@ -15,12 +15,12 @@ if [ ! -x "$venv/bin/zizmor" ] || [ ! -x "$venv/bin/check-jsonschema" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q zizmor check-jsonschema || fail "pip install zizmor check-jsonschema into $venv"
 fi
-GH=$REPO/ci/github-golden.yml
-GL=$REPO/ci/gitlab-golden.yml
+GH=$REPO/ci-templates/github-golden.yml
+GL=$REPO/ci-templates/gitlab-golden.yml
 
 out=$("$venv/bin/zizmor" --offline --no-progress "$GH" 2>&1) || fail "zizmor reports findings on $GH: $out"
 assert_contains "$out" "No findings to report" "zizmor"
-pass "zizmor --offline: no findings on ci/github-golden.yml"
+pass "zizmor --offline: no findings on ci-templates/github-golden.yml"
 
 # The template as it was: actions by tag, checkout keeping its token.
 /usr/bin/env python3 - "$GH" >"$WORK/old.yml" <<'PY'

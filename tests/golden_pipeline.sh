@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ci/golden-pipeline end to end, and the CI templates it mirrors:
-# - the YAML templates in ci/ parse (python3-yaml) and name every pipeline step;
+# ci-templates/golden-pipeline end to end, and the CI templates it mirrors:
+# - the YAML templates in ci-templates/ parse (python3-yaml) and name every pipeline step;
 # - the pipeline with its defaults (spec-cpu.json, the example key, a docker-registry it
 #   starts on 127.0.0.1 and stops): every step ok, the loud example-key warning, the
 #   summary table, the registry gone afterwards;
@@ -16,19 +16,19 @@ IMGTOOL=$(realpath "$IMGTOOL")
 TRAINER="${TRAINER:-$(cd "$(dirname "$IMGTOOL")/.." && pwd)/trainer/trainer}"
 [ -x "$TRAINER" ] || fail "no trainer binary at $TRAINER (set TRAINER, or build the trainer target)"
 export IMGTOOL TRAINER
-PIPELINE=$REPO/ci/golden-pipeline
+PIPELINE=$REPO/ci-templates/golden-pipeline
 unset KEY PUB POLICY REGISTRY COSIGN_PASSWORD WORKDIR SPEC TAG REPOSITORY
 
 # ---- the templates parse and carry the pipeline's steps ----
 if /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
-  for y in "$REPO"/ci/*.yml; do
+  for y in "$REPO"/ci-templates/*.yml; do
     /usr/bin/python3 - "$y" <<'PY' || fail "$y does not parse as YAML"
 import sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
 assert isinstance(doc, dict) and doc, "empty document"
 PY
   done
-  /usr/bin/python3 - "$REPO/ci/github-golden.yml" "$REPO/ci/gitlab-golden.yml" <<'PY' || fail "template structure"
+  /usr/bin/python3 - "$REPO/ci-templates/github-golden.yml" "$REPO/ci-templates/gitlab-golden.yml" <<'PY' || fail "template structure"
 import sys, yaml
 gh = yaml.safe_load(open(sys.argv[1]))
 gl = yaml.safe_load(open(sys.argv[2]))
@@ -43,7 +43,7 @@ for text, name in ((gh_text, "github"), (gl_text, "gitlab")):
 assert any("secrets.COSIGN_PASSWORD" in str(v) for j in gh["jobs"].values()
            for s in j["steps"] for v in (s.get("env") or {}).values()), "github: COSIGN_PASSWORD from a secret"
 PY
-  pass "ci/*.yml parse (python3-yaml); both templates build twice, verify, sign, attest the provenance, push, verify --key (and the provenance), policy check"
+  pass "ci-templates/*.yml parse (python3-yaml); both templates build twice, verify, sign, attest the provenance, push, verify --key (and the provenance), policy check"
 else
   echo "skip: python3-yaml is not installed (apt-get install python3-yaml): the YAML templates are not parsed"
 fi
@@ -52,7 +52,7 @@ fi
 rc=0
 out=$("$PIPELINE" 2>"$WORK/err") || rc=$?
 err=$(cat "$WORK/err")
-[ "$rc" = 0 ] || fail "ci/golden-pipeline exited $rc: $out $err"
+[ "$rc" = 0 ] || fail "ci-templates/golden-pipeline exited $rc: $out $err"
 assert_contains "$err" "SIGNING WITH THE EXAMPLE KEY" "loud example-key warning"
 for s in fetch "build A" "build B" verify registry sign attest push "verify registry" "policy check"; do
   grep -qE "^  [0-9]+ +$s +ok " <<<"$out" || fail "step '$s' not ok in the summary: $out"
@@ -77,14 +77,14 @@ digest=$(sed -n 's/^golden pipeline: OK  digest \(sha256:[0-9a-f]*\) .*/\1/p' <<
 host=$(sed -n 's|.*reference docker://\([^/]*\)/.*|\1|p' <<<"$out")
 [ -n "$digest" ] && [ -n "$host" ] || fail "no digest/reference in the footer: $out"
 curl -s -o /dev/null --max-time 2 "http://$host/v2/" && fail "the pipeline's registry on $host still answers after exit"
-pass "ci/golden-pipeline (defaults): every step ok, digest $digest, its registry on $host stopped on exit"
+pass "ci-templates/golden-pipeline (defaults): every step ok, digest $digest, its registry on $host stopped on exit"
 
 # ---- against this test's registry, then tampering ----
 start_registry plain
 R=docker://$REG_HOST/golden
 rc=0
 out=$(REGISTRY=$REG_HOST WORKDIR=$WORK/run "$PIPELINE" 2>/dev/null) || rc=$?
-[ "$rc" = 0 ] || fail "ci/golden-pipeline against $REG_HOST exited $rc: $out"
+[ "$rc" = 0 ] || fail "ci-templates/golden-pipeline against $REG_HOST exited $rc: $out"
 assert_contains "$out" "golden pipeline: OK  digest $digest" "same digest as the first run"
 [ -d "$WORK/run/logs" ] || fail "a WORKDIR that was named is kept"
 expect_exit 0 verify --key "$REPO/signatures/trusted/example.pub" "$R@$digest"
