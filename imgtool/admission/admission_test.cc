@@ -20,7 +20,7 @@
 #include "admission/decide.h"
 #include "admission/review.h"
 #include "admission/server.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::admission {
 namespace {
@@ -261,7 +261,7 @@ TEST(Decide, MutatePatchesTagsToDigests) {
   Json j = Body(a);
   EXPECT_EQ(j["response"]["allowed"], true);
   EXPECT_EQ(j["response"]["patchType"], "JSONPatch");
-  auto raw = sign::Base64Decode(j["response"]["patch"].get<std::string>(), "patch");
+  auto raw = oci::Base64Decode(j["response"]["patch"].get<std::string>(), "patch");
   ASSERT_TRUE(raw.ok());
   std::string b = "sha256:" + std::string(64, 'b');
   // The already-pinned image is left alone (the fake resolves everything to b..., a pinned

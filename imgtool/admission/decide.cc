@@ -9,7 +9,7 @@
 
 #include "admission/review.h"
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::admission {
 
@@ -146,7 +146,7 @@ Answer Judge(const ReviewRequest& req, const CheckStarter& start, Mode mode, con
   if (!patch.empty()) {
     auto out = Envelope(req.uid, true, 200, what + ": " + std::to_string(images->size()) + " image(s) allowed");
     out["response"]["patchType"] = "JSONPatch";
-    out["response"]["patch"] = sign::Base64Encode(patch.dump());
+    out["response"]["patch"] = oci::Base64Encode(patch.dump());
     a.body = out.dump();
   }
   return a;

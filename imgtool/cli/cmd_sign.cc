@@ -13,7 +13,7 @@
 
 #include "cli/signing.h"
 #include "fs/atomic_file.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/keys.h"
 #include "sign/password.h"
 #include "sign/payload.h"
@@ -70,7 +70,7 @@ Result<bool> SignOne(const Prepared& p, const sign::SignatureStore& store,
   sign::SignatureLayer layer{{std::string(sign::kSimpleSigningMediaType),
                               oci::Digest::Of(*payload),
                               static_cast<int64_t>(payload->size()),
-                              {{std::string(sign::kSignatureAnnotation), sign::Base64Encode(*sig)}},
+                              {{std::string(sign::kSignatureAnnotation), oci::Base64Encode(*sig)}},
                               std::nullopt},
                              *payload};
   // ECDSA signatures differ every time: "the same" is the same payload under our key.

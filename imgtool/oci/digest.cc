@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "oci/hex.h"
 #include "oci/quote.h"
 
 namespace imgtool::oci {
@@ -38,13 +39,8 @@ Result<Digest> Digest::Parse(std::string_view text) {
 }
 
 Digest Digest::FromBytes(const std::array<uint8_t, 32>& raw) {
-  static const char* kHex = "0123456789abcdef";
   Digest d;
-  d.hex_.resize(64);
-  for (size_t i = 0; i < raw.size(); ++i) {
-    d.hex_[2 * i] = kHex[raw[i] >> 4];
-    d.hex_[2 * i + 1] = kHex[raw[i] & 0xf];
-  }
+  d.hex_ = HexEncode(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()));
   return d;
 }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "oci/hex.h"
 #include "oci/quote.h"
 
 namespace imgtool::pkg::internal {
@@ -23,14 +24,7 @@ std::string Md5::FinishHex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> raw{};
   unsigned int n = 0;
   if (ctx_) EVP_DigestFinal_ex(ctx_.get(), raw.data(), &n);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (unsigned int i = 0; i < n; ++i) {
-    out.push_back(kHex[raw[i] >> 4]);
-    out.push_back(kHex[raw[i] & 15]);
-  }
-  return out;
+  return oci::HexEncode(std::string_view(reinterpret_cast<const char*>(raw.data()), n));
 }
 
 int ArchiveSource::OpenOn(struct archive* a) {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "oci/base64.h"
 #include "ref/url.h"
 #include "remote/registry_error.h"
 #include "remote/response.h"
@@ -45,7 +46,7 @@ HttpRequest TokenRequest(const std::string& realm, const Challenge& ch, const st
   for (const auto& s : scopes) query += std::string(query.empty() ? "" : "&") + "scope=" + UrlEncode(s);
   req.url = realm;
   if (!query.empty()) req.url += (realm.find('?') == std::string::npos ? "?" : "&") + query;
-  if (creds) req.headers.push_back("Authorization: Basic " + Base64Encode(creds->username + ":" + creds->password));
+  if (creds) req.headers.push_back("Authorization: Basic " + oci::Base64Encode(creds->username + ":" + creds->password));
   return req;
 }
 
@@ -128,7 +129,7 @@ Status Authorizer::Answer(HttpClient& http, const HttpResponse& unauthorized, co
                      "the registry wants Basic auth, but the credentials from " + creds_->source +
                          " are an identity token (user \"<token>\"), which only a token server takes");
   }
-  if (basic && creds_) basic_ = "Authorization: Basic " + Base64Encode(creds_->username + ":" + creds_->password);
+  if (basic && creds_) basic_ = "Authorization: Basic " + oci::Base64Encode(creds_->username + ":" + creds_->password);
   return Status::Ok();
 }
 

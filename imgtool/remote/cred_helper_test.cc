@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "fs/atomic_file.h"
+#include "oci/base64.h"
 #include "remote/cred_helper.h"
 #include "remote/credentials.h"
 
@@ -95,7 +96,7 @@ class CredHelperTest : public ::testing::Test {
 TEST_F(CredHelperTest, CredHelpersWinOverCredsStoreWhichWinsOverAuths) {
   Answering("per");
   Answering("store");
-  std::string auths = R"("auths":{"reg:5000":{"auth":")" + Base64Encode("file:pw") + R"("}})";
+  std::string auths = R"("auths":{"reg:5000":{"auth":")" + oci::Base64Encode("file:pw") + R"("}})";
   std::string all = Config("{" + auths + R"(,"credsStore":"store","credHelpers":{"reg:5000":"per"}})");
   auto c = Lookup("reg:5000", all);
   ASSERT_TRUE(c.has_value());
@@ -119,7 +120,7 @@ TEST_F(CredHelperTest, CredHelpersWinOverCredsStoreWhichWinsOverAuths) {
 // helper is not used; the next file in the search order still is.
 TEST_F(CredHelperTest, NotFoundIsAnonymousAndPassesToTheNextFile) {
   Helper("empty", "echo 'credentials not found in native keychain'; exit 1");
-  std::string auths = R"("auths":{"reg:5000":{"auth":")" + Base64Encode("file:pw") + R"("}})";
+  std::string auths = R"("auths":{"reg:5000":{"auth":")" + oci::Base64Encode("file:pw") + R"("}})";
   std::string first = Config("{" + auths + R"(,"credsStore":"empty"})", "first.json");
   EXPECT_FALSE(Lookup("reg:5000", first).has_value());
 

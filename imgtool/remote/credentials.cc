@@ -1,12 +1,12 @@
 #include "remote/credentials.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "fs/atomic_file.h"
+#include "oci/base64.h"
 #include "oci/canonical_json.h"
 #include "oci/quote.h"
 #include "remote/cred_helper.h"
@@ -105,7 +105,7 @@ Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std
   c.identity_token = oci::StringMember(entry, "identitytoken");
   std::string auth = oci::StringMember(entry, "auth");
   if (!auth.empty()) {
-    auto decoded = Base64Decode(auth);
+    auto decoded = oci::Base64Decode(auth, "auth");
     if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: invalid base64");
     auto colon = decoded->find(':');
     if (colon == std::string::npos) {
@@ -165,30 +165,6 @@ bool IsDockerHub(const std::string& host) {
 }
 
 std::string ServerKey(const std::string& host) { return IsDockerHub(host) ? kDockerHubKey : host; }
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
-Result<std::string> Base64Decode(std::string_view text) {
-  std::string in(text);
-  while (!in.empty() && (in.back() == '\n' || in.back() == '\r')) in.pop_back();
-  if (in.size() % 4 != 0) return MakeError(ErrorKind::kInvalidInput, "invalid base64");
-  std::string out(in.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return MakeError(ErrorKind::kInvalidInput, "invalid base64");
-  // EVP_DecodeBlock counts padding as output bytes; drop them.
-  size_t pad = 0;
-  if (!in.empty() && in.back() == '=') ++pad;
-  if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
-}
 
 Result<Credentials> ParseCredsFlag(const std::string& s) {
   auto colon = s.find(':');
@@ -261,7 +237,7 @@ Status StoreCredentials(const std::string& path, const std::string& host, const 
     j = *existing;
   }
   if (!j.contains("auths") || !j["auths"].is_object()) j["auths"] = oci::Json::object();
-  j["auths"][ServerKey(host)] = {{"auth", Base64Encode(creds.username + ":" + creds.password)}};
+  j["auths"][ServerKey(host)] = {{"auth", oci::Base64Encode(creds.username + ":" + creds.password)}};
   return WriteAuthFile(path, j);
 }
 

@@ -43,9 +43,6 @@ struct AuthOptions {
   std::string authfile;  // --authfile: the only file read when set
 };
 
-std::string Base64Encode(std::string_view bytes);
-Result<std::string> Base64Decode(std::string_view text);
-
 // docker.io, index.docker.io, registry-1.docker.io.
 bool IsDockerHub(const std::string& host);
 // The name docker stores `host` under: "https://index.docker.io/v1/" for Docker Hub,

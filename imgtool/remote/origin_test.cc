@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "oci/base64.h"
 #include "oci/digest.h"
 #include "oci/reader.h"
 #include "remote/credentials.h"
@@ -17,7 +18,7 @@
 namespace imgtool::remote {
 namespace {
 
-const std::string kBasic = "Authorization: Basic " + Base64Encode("alice:s3cret");
+const std::string kBasic = "Authorization: Basic " + oci::Base64Encode("alice:s3cret");
 const std::string kNeedAuth = "WWW-Authenticate: Basic realm=\"fake\"\r\n";
 
 // What a server received, under a lock (the server has a thread of its own).

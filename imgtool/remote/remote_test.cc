@@ -33,15 +33,6 @@ TEST(Challenge, ParsesBearerWithQuotedCommas) {
   EXPECT_EQ(basic->scheme, "basic");
 }
 
-TEST(Credentials, Base64RoundTrip) {
-  for (std::string s : {"", "a", "ab", "abc", "alice:s3cret", "user:pa:ss"}) {
-    auto d = Base64Decode(Base64Encode(s));
-    ASSERT_TRUE(d.ok());
-    EXPECT_EQ(*d, s);
-  }
-  EXPECT_EQ(Base64Encode("alice:s3cret"), "YWxpY2U6czNjcmV0");
-}
-
 TEST(Credentials, LooksUpAuthsAndStoresWithMode0600) {
   auto tmp = fs::TempDir::Create("remote-test-");
   ASSERT_TRUE(tmp.ok());

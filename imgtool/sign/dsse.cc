@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/keys.h"
 
 namespace imgtool::sign {
@@ -26,12 +26,12 @@ Result<Envelope> ParseEnvelope(std::string_view bytes) {
   }
   Envelope e;
   e.payload_type = (*j)["payloadType"].get<std::string>();
-  auto payload = Base64Decode((*j)["payload"].get<std::string>(), "DSSE envelope: payload");
+  auto payload = oci::Base64Decode((*j)["payload"].get<std::string>(), "DSSE envelope: payload");
   if (!payload.ok()) return bad("payload is not base64");
   e.payload = *payload;
   for (const auto& s : (*j)["signatures"]) {
     if (!s.is_object() || !s.contains("sig") || !s["sig"].is_string()) return bad("a signature without sig");
-    auto der = Base64Decode(s["sig"].get<std::string>(), "sig");
+    auto der = oci::Base64Decode(s["sig"].get<std::string>(), "sig");
     if (!der.ok()) return bad("sig is not base64");
     e.signatures.push_back(*der);
   }
@@ -146,7 +146,7 @@ std::string Pae(std::string_view payload_type, std::string_view payload) {
 
 std::string DsseEnvelope(std::string_view payload_type, std::string_view payload, std::string_view der_signature) {
   return R"({"payloadType":)" + oci::Json(std::string(payload_type)).dump() + R"(,"payload":")" +
-         Base64Encode(payload) + R"(","signatures":[{"keyid":"","sig":")" + Base64Encode(der_signature) + R"("}]})";
+         oci::Base64Encode(payload) + R"(","signatures":[{"keyid":"","sig":")" + oci::Base64Encode(der_signature) + R"("}]})";
 }
 
 Decision VerifyAttestations(const std::vector<SignatureLayer>& layers, const oci::Digest& image,

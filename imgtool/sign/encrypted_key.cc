@@ -3,7 +3,7 @@
 #include <sodium.h>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::sign {
 
@@ -40,7 +40,7 @@ Result<std::string> B64Field(const oci::Json& obj, const char* key, const std::s
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) {
     return MakeError(ErrorKind::kInvalidInput, where + "." + key + ": missing or not a string");
   }
-  return Base64Decode(obj[key].get<std::string>(), where + "." + key);
+  return oci::Base64Decode(obj[key].get<std::string>(), where + "." + key);
 }
 
 std::string ParamsText(uint64_t n, uint64_t r, uint64_t p) {
@@ -108,9 +108,9 @@ Result<std::string> SealWithPassword(std::string_view plaintext, std::string_vie
   sodium_memzero(key->data(), key->size());
   // Go's field order (struct order, not sorted), so our files read like cosign's.
   return R"({"kdf":{"name":"scrypt","params":{"N":)" + std::to_string(params.n) + R"(,"r":)" +
-         std::to_string(params.r) + R"(,"p":)" + std::to_string(params.p) + R"(},"salt":")" + Base64Encode(salt) +
-         R"("},"cipher":{"name":"nacl/secretbox","nonce":")" + Base64Encode(nonce) + R"("},"ciphertext":")" +
-         Base64Encode(sealed) + R"("})";
+         std::to_string(params.r) + R"(,"p":)" + std::to_string(params.p) + R"(},"salt":")" + oci::Base64Encode(salt) +
+         R"("},"cipher":{"name":"nacl/secretbox","nonce":")" + oci::Base64Encode(nonce) + R"("},"ciphertext":")" +
+         oci::Base64Encode(sealed) + R"("})";
 }
 
 Result<std::string> OpenWithPassword(std::string_view sealed_json, std::string_view password, const std::string& what,

@@ -1,10 +1,10 @@
 #include "sign/keyless.h"
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/dsse.h"
 #include "sign/payload.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/verifier.h"
 
 namespace imgtool::sign {
@@ -29,15 +29,15 @@ Result<sigstore::TlogEntry> EntryFromRekorBundle(std::string_view text) {
     return Invalid(std::string(kRekorBundleAnnotation) + ": want SignedEntryTimestamp and Payload{body, integratedTime, logIndex, logID}");
   }
   sigstore::TlogEntry e;
-  auto set = Base64Decode(oci::StringMember(*j, "SignedEntryTimestamp"), "SignedEntryTimestamp");
-  auto body = Base64Decode(oci::StringMember(*payload, "body"), "Payload.body");
+  auto set = oci::Base64Decode(oci::StringMember(*j, "SignedEntryTimestamp"), "SignedEntryTimestamp");
+  auto body = oci::Base64Decode(oci::StringMember(*payload, "body"), "Payload.body");
   if (!set.ok()) return set.error();
   if (!body.ok()) return body.error();
   e.signed_entry_timestamp = *set;
   e.canonicalized_body = *body;
   e.integrated_time = (*payload)["integratedTime"].get<int64_t>();
   e.log_index = (*payload)["logIndex"].get<int64_t>();
-  auto log_id = sigstore::HexDecode(oci::StringMember(*payload, "logID"));
+  auto log_id = oci::HexDecode(oci::StringMember(*payload, "logID"));
   if (!log_id || log_id->size() != 32) {
     return Invalid(std::string(kRekorBundleAnnotation) + ": logID is not 64 hex digits");
   }
@@ -52,7 +52,7 @@ Result<sigstore::TlogEntry> EntryFromRekorBundle(std::string_view text) {
 Result<std::string> TimestampFromAnnotation(std::string_view text) {
   auto j = oci::ParseJson(text, std::string(kTimestampAnnotation));
   if (!j.ok()) return j.error();
-  return Base64Decode(oci::StringMember(*j, "SignedRFC3161Timestamp"), std::string(kTimestampAnnotation));
+  return oci::Base64Decode(oci::StringMember(*j, "SignedRFC3161Timestamp"), std::string(kTimestampAnnotation));
 }
 
 // The layer's content: a DSSE envelope (an attestation) or a message signature over
@@ -64,7 +64,7 @@ Status LegacyContent(const SignatureLayer& l, sigstore::Bundle* b) {
     b->dsse_envelope = std::move(*envelope);
     return Status::Ok();
   }
-  auto sig = Base64Decode(Annotation(l, kSignatureAnnotation), std::string(kSignatureAnnotation));
+  auto sig = oci::Base64Decode(Annotation(l, kSignatureAnnotation), std::string(kSignatureAnnotation));
   if (!sig.ok()) return sig.error();
   b->message_signature = sigstore::MessageSignature{"SHA2_256", sigstore::Sha256(l.payload), *sig};
   return Status::Ok();

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
-#include "sigstore/hex.h"
+#include "oci/base64.h"
+#include "oci/hex.h"
 
 namespace imgtool::sign {
 namespace {
@@ -44,17 +44,17 @@ SignatureLayer LegacyLayer() {
   auto b = sigstore::ParseBundle(Slurp(kFixtures / "conformance/happy-path-v0.1/bundle.sigstore.json"), "b");
   EXPECT_TRUE(b.ok());
   const sigstore::TlogEntry& e = b->tlog_entries[0];
-  oci::Json rekor = {{"SignedEntryTimestamp", Base64Encode(e.signed_entry_timestamp)},
+  oci::Json rekor = {{"SignedEntryTimestamp", oci::Base64Encode(e.signed_entry_timestamp)},
                      {"Payload",
-                      {{"body", Base64Encode(e.canonicalized_body)},
+                      {{"body", oci::Base64Encode(e.canonicalized_body)},
                        {"integratedTime", *e.integrated_time},
                        {"logIndex", e.log_index},
-                       {"logID", sigstore::HexEncode(e.log_id)}}}};
+                       {"logID", oci::HexEncode(e.log_id)}}}};
   SignatureLayer l;
   l.payload = Slurp(kFixtures / "conformance/a.txt");
   l.descriptor.media_type = "application/vnd.dev.cosign.simplesigning.v1+json";
   l.descriptor.digest = oci::Digest::Of(l.payload);
-  l.descriptor.annotations[std::string(kSignatureAnnotation)] = Base64Encode(b->message_signature->signature);
+  l.descriptor.annotations[std::string(kSignatureAnnotation)] = oci::Base64Encode(b->message_signature->signature);
   l.descriptor.annotations[std::string(kCertificateAnnotation)] = sigstore::CertificatePem(b->certificates[0]);
   l.descriptor.annotations[std::string(kRekorBundleAnnotation)] = rekor.dump();
   return l;

@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/dsse.h"
 #include "sign/encrypted_key.h"
 #include "sign/keys.h"
@@ -32,7 +32,7 @@ SignatureLayer Signed(const Pkey& key, const std::string& payload) {
   oci::Descriptor d{std::string(kSimpleSigningMediaType),
                     oci::Digest::Of(payload),
                     static_cast<int64_t>(payload.size()),
-                    {{std::string(kSignatureAnnotation), Base64Encode(*sig)}},
+                    {{std::string(kSignatureAnnotation), oci::Base64Encode(*sig)}},
                     std::nullopt};
   return {d, payload};
 }
@@ -100,9 +100,9 @@ TEST(Keys, EnvelopeFieldsAsCosign) {
   ASSERT_TRUE(j.ok());
   EXPECT_EQ((*j)["kdf"]["name"], "scrypt");
   EXPECT_EQ((*j)["kdf"]["params"]["N"], 1024);
-  EXPECT_EQ(Base64Decode((*j)["kdf"]["salt"].get<std::string>(), "s")->size(), 32u);
+  EXPECT_EQ(oci::Base64Decode((*j)["kdf"]["salt"].get<std::string>(), "s")->size(), 32u);
   EXPECT_EQ((*j)["cipher"]["name"], "nacl/secretbox");
-  EXPECT_EQ(Base64Decode((*j)["cipher"]["nonce"].get<std::string>(), "n")->size(), 24u);
+  EXPECT_EQ(oci::Base64Decode((*j)["cipher"]["nonce"].get<std::string>(), "n")->size(), 24u);
   EXPECT_EQ(*OpenWithPassword(*sealed, "pw", "k"), "secret");
 }
 
@@ -163,11 +163,11 @@ TEST(Keys, EnvelopeSizesAreBounded) {
   auto open = [&](const std::function<void(oci::Json&)>& change) {
     return OpenWithPassword(Altered(*sealed, change), "pw", "k").error().message;
   };
-  EXPECT_EQ(open([](oci::Json& j) { j["kdf"]["salt"] = Base64Encode(std::string(65, 's')); }),
+  EXPECT_EQ(open([](oci::Json& j) { j["kdf"]["salt"] = oci::Base64Encode(std::string(65, 's')); }),
             "k: $.kdf.salt: 65 bytes, want 1 to 64");
-  EXPECT_EQ(open([](oci::Json& j) { j["cipher"]["nonce"] = Base64Encode(std::string(23, 'n')); }),
+  EXPECT_EQ(open([](oci::Json& j) { j["cipher"]["nonce"] = oci::Base64Encode(std::string(23, 'n')); }),
             "k: $.cipher.nonce: 23 bytes, want 24");
-  EXPECT_EQ(open([](oci::Json& j) { j["ciphertext"] = Base64Encode(std::string((16 << 10) + 1, 'c')); }),
+  EXPECT_EQ(open([](oci::Json& j) { j["ciphertext"] = oci::Base64Encode(std::string((16 << 10) + 1, 'c')); }),
             "k: $.ciphertext: 16385 bytes, want 16 to 16384");
   std::string big_pem = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n" + std::string(40 << 10, 'A') +
                         "\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";

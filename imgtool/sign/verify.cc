@@ -1,6 +1,6 @@
 #include "sign/verify.h"
 
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::sign {
 
@@ -34,7 +34,7 @@ SignatureCheck CheckLayer(const SignatureLayer& l, const oci::Digest& image, con
   if (it == l.descriptor.annotations.end()) {
     return fail("no " + std::string(kSignatureAnnotation) + " annotation");
   }
-  auto der = Base64Decode(it->second, "signature");
+  auto der = oci::Base64Decode(it->second, "signature");
   if (!der.ok() || !IsDerEcdsaSignature(*der)) {
     return fail("signature malformed: the annotation is not a base64 DER ECDSA signature");
   }

@@ -3,7 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::sigstore {
 
@@ -45,7 +45,7 @@ Result<NoteSignature> ParseSignatureLine(std::string_view line) {
   NoteSignature sig;
   sig.name = std::string(line.substr(0, space));
   if (!ValidName(sig.name)) return Malformed("bad signer name '" + sig.name.substr(0, 64) + "'");
-  auto bytes = sign::Base64Decode(line.substr(space + 1), "checkpoint signature");
+  auto bytes = oci::Base64Decode(line.substr(space + 1), "checkpoint signature");
   if (!bytes.ok()) return bytes.error();
   if (bytes->size() < 5) return Malformed("signature shorter than its key hint");
   sig.key_hint = bytes->substr(0, 4);
@@ -118,7 +118,7 @@ Result<Checkpoint> ParseCheckpoint(std::string_view text) {
   auto size = ParseSize(lines[1]);
   if (!size.ok()) return size.error();
   cp.size = *size;
-  auto hash = sign::Base64Decode(lines[2], "checkpoint root hash");
+  auto hash = oci::Base64Decode(lines[2], "checkpoint root hash");
   if (!hash.ok() || hash->size() != kHashSize) return Malformed("root hash is not 32 bytes of base64");
   cp.root_hash = std::move(*hash);
   for (size_t i = 3; i < lines.size(); ++i) {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/dsse.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/json_fields.h"
 
 namespace imgtool::sigstore {
@@ -69,7 +69,7 @@ Status SameHexDigest(const Json& obj, std::string_view key, const std::string& p
   }
   auto value = TextMember(**hash, "value", path, true);
   if (!value.ok()) return value.error();
-  if (want.empty() || *value != HexEncode(want)) return Mismatch(path + ": digest differs from the bundle's");
+  if (want.empty() || *value != oci::HexEncode(want)) return Mismatch(path + ": digest differs from the bundle's");
   return Status::Ok();
 }
 
@@ -224,7 +224,7 @@ Status DsseV002(const Json& spec, const Claim& claim) {
 Result<std::string> TwiceBase64(const Json& obj, std::string_view key, const std::string& path) {
   auto once = BytesMember(obj, key, path, kMaxBundle);
   if (!once.ok()) return once.error();
-  return sign::Base64Decode(*once, path + "." + std::string(key));
+  return oci::Base64Decode(*once, path + "." + std::string(key));
 }
 
 Status IntotoV002(const Json& spec, const Claim& claim) {

@@ -1,6 +1,6 @@
 #include "sigstore/json_fields.h"
 
-#include "sign/base64.h"
+#include "oci/base64.h"
 
 namespace imgtool::sigstore {
 
@@ -72,7 +72,7 @@ Result<std::string> BytesMember(const Json& obj, std::string_view key, const std
   auto text = TextMember(obj, key, path, true);
   if (!text.ok()) return text.error();
   if (text->size() > (max_bytes / 3 + 1) * 4) return Bad(path, key, "longer than " + std::to_string(max_bytes) + " bytes");
-  auto bytes = sign::Base64Decode(ProtobufBase64(*text), path + "." + std::string(key));
+  auto bytes = oci::Base64Decode(ProtobufBase64(*text), path + "." + std::string(key));
   if (!bytes.ok()) return bytes.error();
   return std::move(*bytes);
 }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "sigstore/bundle.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/trusted_root.h"
 
 namespace imgtool::sigstore {
@@ -38,10 +38,10 @@ TEST(Time, RefusesWhatIsNotUtcRfc3339) {
 }
 
 TEST(Hex, DecodesLowercaseHexOnly) {
-  EXPECT_EQ(HexDecode("00ff7a"), std::string("\x00\xff\x7a", 3));
-  EXPECT_EQ(HexDecode(""), std::string());
-  for (const char* bad : {"0F", "abc", "zz", "0x", " 0"}) EXPECT_FALSE(HexDecode(bad).has_value()) << bad;
-  EXPECT_EQ(HexEncode(*HexDecode("0123456789abcdef")), "0123456789abcdef");
+  EXPECT_EQ(oci::HexDecode("00ff7a"), std::string("\x00\xff\x7a", 3));
+  EXPECT_EQ(oci::HexDecode(""), std::string());
+  for (const char* bad : {"0F", "abc", "zz", "0x", " 0"}) EXPECT_FALSE(oci::HexDecode(bad).has_value()) << bad;
+  EXPECT_EQ(oci::HexEncode(*oci::HexDecode("0123456789abcdef")), "0123456789abcdef");
 }
 
 TEST(TrustedRoot, PublicGoodAndStagingParse) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "oci/hex.h"
 #include "sigstore/sct.h"
 
 namespace imgtool::sigstore {
@@ -22,16 +23,6 @@ struct SctListFree {
 Error Denied(const std::string& message) { return MakeError(ErrorKind::kDenied, "signing certificate: " + message); }
 
 std::string Bytes(const unsigned char* p, size_t n) { return std::string(reinterpret_cast<const char*>(p), n); }
-
-std::string Hex(std::string_view bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
 
 void BigEndian(std::string& out, uint64_t value, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out += static_cast<char>((value >> (8 * i)) & 0xff);
@@ -95,7 +86,7 @@ Status VerifyOne(const SCT* sct, const std::string& tbs, const std::string& key_
   size_t id_len = SCT_get0_log_id(sct, &id);
   std::string log_id = id != nullptr ? Bytes(id, id_len) : std::string();
   std::vector<const LogKey*> logs = FindLogs(root.ctlogs, log_id);
-  std::string what = "the SCT of log " + Hex(log_id.substr(0, 8));
+  std::string what = "the SCT of log " + oci::HexEncode(log_id.substr(0, 8));
   if (logs.empty()) return MakeError(ErrorKind::kDenied, what + ": not a CT log of the trusted root");
   Time at = static_cast<Time>(SCT_get_timestamp(sct) / 1000);  // milliseconds
   what += " at " + FormatRfc3339(at);

@@ -1,9 +1,9 @@
 #include "sigstore/tlog.h"
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sigstore/checkpoint.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/merkle.h"
 
 namespace imgtool::sigstore {
@@ -30,9 +30,9 @@ Status VerifySignedEntryTimestamp(const TlogEntry& entry, const LogKey& log) {
     return Refused(what, "integratedTime is outside the log key's validity");
   }
   // What Rekor v1 signs (its SET payload): sorted keys, no spaces, which CanonicalJson writes.
-  oci::Json payload = {{"body", sign::Base64Encode(entry.canonicalized_body)},
+  oci::Json payload = {{"body", oci::Base64Encode(entry.canonicalized_body)},
                        {"integratedTime", *entry.integrated_time},
-                       {"logID", HexEncode(entry.log_id)},
+                       {"logID", oci::HexEncode(entry.log_id)},
                        {"logIndex", entry.log_index}};
   auto text = oci::CanonicalJson(payload);
   if (!text.ok()) return text.error();

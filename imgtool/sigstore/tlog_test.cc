@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "oci/canonical_json.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sigstore/bundle.h"
 #include "sigstore/checkpoint.h"
 #include "sigstore/entry_body.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/merkle.h"
 #include "sigstore/tlog.h"
 #include "sigstore/trusted_root.h"
@@ -309,8 +309,8 @@ TEST(Checkpoint, UrlHost) {
   EXPECT_EQ(UrlHost(""), "");
 }
 
-const std::string kSig = "\xE2\x80\x94 log.example " + sign::Base64Encode("hint-and-signature") + "\n";
-const std::string kRoot = sign::Base64Encode(std::string(32, 'r'));
+const std::string kSig = "\xE2\x80\x94 log.example " + oci::Base64Encode("hint-and-signature") + "\n";
+const std::string kRoot = oci::Base64Encode(std::string(32, 'r'));
 
 TEST(Checkpoint, ParsesOriginSizeRootAndExtensions) {
   auto note = ParseSignedNote("log.example\n12\n" + kRoot + "\nTimestamp: 1\n\n" + kSig + kSig);
@@ -333,11 +333,11 @@ TEST(Checkpoint, MalformedNotesAreRefused) {
            body,                                                   // no blank line
            body + "\n",                                            // no signature
            body + "\n" + kSig.substr(0, kSig.size() - 1),          // no final newline
-           body + "\n- log.example " + sign::Base64Encode("hint-sig") + "\n",  // not an em dash
+           body + "\n- log.example " + oci::Base64Encode("hint-sig") + "\n",  // not an em dash
            body + "\n\xE2\x80\x94 log.example\n",                  // no signature on the line
-           body + "\n\xE2\x80\x94 log.example " + sign::Base64Encode("four") + "\n",  // hint only
+           body + "\n\xE2\x80\x94 log.example " + oci::Base64Encode("four") + "\n",  // hint only
            body + "\n\xE2\x80\x94 log.example not*base64\n",
-           body + "\n\xE2\x80\x94 a+b " + sign::Base64Encode("hint-sig") + "\n",  // '+' in a name
+           body + "\n\xE2\x80\x94 a+b " + oci::Base64Encode("hint-sig") + "\n",  // '+' in a name
            "log\texample\n12\n" + kRoot + "\n\n" + kSig,           // a control character
            std::string(kMaxCheckpointBytes + 1, 'x'),
        }) {
@@ -357,7 +357,7 @@ TEST(Checkpoint, MalformedBodiesAreRefused) {
            "log.example\n012\n" + kRoot + "\n",                     // leading zero
            "log.example\n-1\n" + kRoot + "\n",
            "log.example\n99999999999999999999\n" + kRoot + "\n",
-           "log.example\n12\n" + sign::Base64Encode("short") + "\n",
+           "log.example\n12\n" + oci::Base64Encode("short") + "\n",
            "log.example\n12\n" + kRoot + "\n\n",                    // empty extension line
            "log.example\n12\n" + kRoot,                             // no final newline
        }) {
@@ -441,7 +441,7 @@ TEST(EntryBody, TheLoggedHashAlgorithmCounts) {
   std::string sha384 = HashOf(HashAlgorithm::kSha384, "artifact");
   auto body = oci::ParseJson(e.canonicalized_body, "body");
   ASSERT_TRUE(body.ok());
-  (*body)["spec"]["data"]["hash"] = {{"algorithm", "sha384"}, {"value", HexEncode(sha384)}};
+  (*body)["spec"]["data"]["hash"] = {{"algorithm", "sha384"}, {"value", oci::HexEncode(sha384)}};
   e.canonicalized_body = body->dump();
   logged = LoggedMessageHash(e);
   ASSERT_TRUE(logged.ok() && logged->has_value());

@@ -8,7 +8,7 @@
 #include "oci/digest.h"
 #include "sign/dsse.h"
 #include "sigstore/entry_body.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/sct.h"
 #include "sigstore/timestamp.h"
 #include "sigstore/tlog.h"
@@ -82,9 +82,9 @@ Result<ArtifactDigest> CheckMessage(const Bundle& b, const Artifact& a, const Pk
   if (!alg.ok()) return alg.error();
   auto digest = DigestOf(a, *alg);
   if (!digest.ok()) return digest.error();
-  const std::string what = "the artifact's " + RekorName(*alg) + " " + HexEncode(*digest);
+  const std::string what = "the artifact's " + RekorName(*alg) + " " + oci::HexEncode(*digest);
   if (!m.digest.empty() && m.digest != *digest) {
-    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + HexEncode(m.digest) + ") is not " +
+    return Denied("the bundle's message digest (" + m.digest_algorithm + " " + oci::HexEncode(m.digest) + ") is not " +
                   what);
   }
   bool ok = EVP_PKEY_is_a(key.get(), "ED25519") ? a.bytes && VerifyMessage(key, *a.bytes, m.signature)
@@ -100,7 +100,7 @@ Status CheckStatementSubject(const DsseEnvelope& e, const Artifact& a) {
   }
   auto j = oci::ParseJson(e.payload, "in-toto statement");
   if (!j.ok()) return Denied(j.error().message);
-  const std::string want = HexEncode(a.sha256);
+  const std::string want = oci::HexEncode(a.sha256);
   auto subjects = j->is_object() ? j->find("subject") : j->end();
   if (j->is_object() && subjects != j->end() && subjects->is_array()) {
     for (const auto& s : *subjects) {
@@ -123,7 +123,7 @@ Status CheckDsse(const DsseEnvelope& e, const Artifact& a, const Pkey& key) {
 // The log key for an entry: its ID in the trusted root, valid at the entry's time.
 Result<const LogKey*> LogFor(const TlogEntry& e, const TrustedRoot& root) {
   auto logs = FindLogs(root.tlogs, e.log_id);
-  if (logs.empty()) return Denied("log entry " + std::to_string(e.log_index) + " is from a log the trusted root does not name (log ID " + HexEncode(e.log_id) + ")");
+  if (logs.empty()) return Denied("log entry " + std::to_string(e.log_index) + " is from a log the trusted root does not name (log ID " + oci::HexEncode(e.log_id) + ")");
   if (!e.integrated_time || *e.integrated_time == 0) return logs[0];
   for (const LogKey* log : logs) {
     if (log->valid_for.Contains(*e.integrated_time)) return log;
@@ -212,7 +212,7 @@ Artifact ArtifactOf(std::string_view bytes) { return Artifact{Sha256(bytes), std
 
 Artifact ArtifactOfDigest(const oci::Digest& digest) {
   // A parsed Digest is 64 lowercase hex digits, so this decodes.
-  return Artifact{HexDecode(digest.hex()).value_or(""), std::nullopt, {}};
+  return Artifact{oci::HexDecode(digest.hex()).value_or(""), std::nullopt, {}};
 }
 
 Result<std::string> DigestOf(const Artifact& a, HashAlgorithm alg) {
@@ -264,7 +264,7 @@ Result<Verified> VerifyBundle(const Bundle& b, const TrustedRoot& root, const Ar
   out.content = b.message_signature ? "message signature" : "DSSE " + b.dsse_envelope->payload_type;
   IMGTOOL_TRY(CheckTimes(b, root, *signer, signed_digest, policy.times, &out));
   if (policy.key) {
-    out.signer = "key sha256:" + HexEncode(Sha256(signer->verifier_der));
+    out.signer = "key sha256:" + oci::HexEncode(Sha256(signer->verifier_der));
     return out;
   }
   IMGTOOL_TRY(CheckCertificate(b, root, *policy.identity, &out));

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "oci/canonical_json.h"
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 #include "sigstore/verifier.h"
 
 namespace imgtool::sigstore {
@@ -89,10 +89,10 @@ TEST(RealWorldHash, TheEntrysDigestMustBeTheArtifactsWithThatAlgorithm) {
   // The entry names another sha256 than the artifact's (and the bundle's): its body is refused.
   P384Case moved;
   std::string& body = moved.bundle.tlog_entries[0].canonicalized_body;
-  std::string hex = HexEncode(c.artifact.sha256);
+  std::string hex = oci::HexEncode(c.artifact.sha256);
   size_t at = body.find(hex);
   ASSERT_NE(at, std::string::npos);
-  body.replace(at, hex.size(), HexEncode(Sha256("another file\n")));
+  body.replace(at, hex.size(), oci::HexEncode(Sha256("another file\n")));
   EXPECT_TRUE(DeniedWith(moved.Verify(), "tlog entry body: spec.data.hash: digest differs")) << Why(moved.Verify());
   // The entry says sha384 (with the artifact's sha384): the signature, made over the
   // sha256, does not verify over it.
@@ -103,7 +103,7 @@ TEST(RealWorldHash, TheEntrysDigestMustBeTheArtifactsWithThatAlgorithm) {
   auto json = oci::ParseJson(body384, "body");
   ASSERT_TRUE(json.ok());
   (*json)["spec"]["data"]["hash"] = {{"algorithm", "sha384"},
-                                     {"value", HexEncode(HashOf(HashAlgorithm::kSha384, *c.artifact.bytes))}};
+                                     {"value", oci::HexEncode(HashOf(HashAlgorithm::kSha384, *c.artifact.bytes))}};
   body384 = json->dump();
   EXPECT_TRUE(DeniedWith(sha384.Verify(), "the signature does not verify over the artifact's sha384"))
       << Why(sha384.Verify());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "oci/base64.h"
 #include "remote/credentials.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* host : {"docker.io", "registry.test:5000", "localhost"}) {
     (void)remote::ParseAuthFile(raw, "config.json", host);
   }
-  (void)remote::Base64Decode(raw);
+  (void)oci::Base64Decode(raw, "auth");
   (void)remote::ParseCredsFlag(std::string(raw));
   return 0;
 }

@@ -11,7 +11,7 @@
 #include "fuzz_keys.h"
 #include "fuzz_util.h"
 #include "oci/digest.h"
-#include "sign/base64.h"
+#include "oci/base64.h"
 #include "sign/keys.h"
 #include "sign/payload.h"
 #include "sign/verify.h"
@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   layer.descriptor.media_type = std::string(sign::kSimpleSigningMediaType);
   layer.descriptor.digest = oci::Digest::Of(payload);
   layer.descriptor.size = static_cast<int64_t>(payload.size());
-  layer.descriptor.annotations[std::string(sign::kSignatureAnnotation)] = sign::Base64Encode(*sig);
+  layer.descriptor.annotations[std::string(sign::kSignatureAnnotation)] = oci::Base64Encode(*sig);
   layer.payload = payload;
   (void)sign::VerifySignatures({layer}, Image(), Keys());
   return 0;

@@ -1,6 +1,6 @@
-#include "sigstore/hex.h"
+#include "oci/hex.h"
 
-namespace imgtool::sigstore {
+namespace imgtool::oci {
 
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -26,4 +26,4 @@ std::optional<std::string> HexDecode(std::string_view hex) {
   return out;
 }
 
-}  // namespace imgtool::sigstore
+}  // namespace imgtool::oci
