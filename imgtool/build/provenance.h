@@ -11,7 +11,7 @@
 // in package URLs and CI variables are removed (ref::WithoutUserinfo).
 //
 // Pure: the CI environment comes in as a map, never from getenv here.
-// Not here: signing the statement (`imgtool attest --provenance`, sign/dsse.h).
+// Not here: signing the statement (`imgtool attest --provenance`, sign_core/dsse.h).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 
 #include "cli/signing.h"
 #include "fs/atomic_file.h"
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 #include "sign/signature_image.h"
 
 namespace imgtool::cli {

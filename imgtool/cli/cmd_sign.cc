@@ -14,9 +14,9 @@
 #include "cli/signing.h"
 #include "fs/atomic_file.h"
 #include "oci/base64.h"
-#include "sign/keys.h"
+#include "sign_core/keys.h"
 #include "sign/password.h"
-#include "sign/payload.h"
+#include "sign_core/payload.h"
 #include "sign/signature_image.h"
 
 namespace imgtool::cli {

@@ -12,7 +12,7 @@
 #include "cli/remote_flags.h"
 #include "policy/evaluate.h"
 #include "policy/signature_verifier.h"
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 #include "sign/verify_signatures.h"
 
 namespace imgtool::cli {

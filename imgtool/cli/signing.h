@@ -10,9 +10,9 @@
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "oci/result.h"
-#include "sign/keys.h"
+#include "sign_core/keys.h"
 #include "sign/store.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::cli {
 

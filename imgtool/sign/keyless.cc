@@ -2,8 +2,8 @@
 
 #include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sign/dsse.h"
-#include "sign/payload.h"
+#include "sign_core/dsse.h"
+#include "sign_core/payload.h"
 #include "oci/hex.h"
 #include "sigstore/verifier.h"
 

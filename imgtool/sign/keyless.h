@@ -18,7 +18,7 @@
 
 #include "oci/digest.h"
 #include "oci/result.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 #include "sigstore/bundle.h"
 #include "sigstore/certificate.h"
 #include "sigstore/signed_times.h"

@@ -12,7 +12,7 @@
 #include "oci/digest.h"
 #include "oci/image.h"
 #include "oci/result.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::sign {
 

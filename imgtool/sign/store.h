@@ -14,7 +14,7 @@
 #include "oci/repository.h"
 #include "oci/result.h"
 #include "ref/reference.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 #include "transport/open.h"
 
 namespace imgtool::sign {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 #include "sign/signature_image.h"
 #include "sign/store.h"
 

@@ -11,7 +11,7 @@
 #include "oci/result.h"
 #include "remote/registry.h"
 #include "sign/keyless.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::sign {
 

@@ -11,7 +11,7 @@
 
 #include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 #include "oci/hex.h"
 #include "sigstore/json_fields.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "oci/result.h"
-#include "sign/keys.h"
+#include "sign_core/keys.h"
 #include "sigstore/hash.h"
 
 namespace imgtool::sigstore {

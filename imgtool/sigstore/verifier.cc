@@ -6,7 +6,7 @@
 
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 #include "sigstore/entry_body.h"
 #include "oci/hex.h"
 #include "sigstore/sct.h"

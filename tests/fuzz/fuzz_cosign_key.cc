@@ -1,4 +1,4 @@
-// cosign key files (imgtool/sign/keys.h, encrypted_key.h): a public key PEM, and a
+// cosign key files (imgtool/sign_core/keys.h, encrypted_key.h): a public key PEM, and a
 // private key PEM whose body is the password envelope (scrypt parameters, salt, nonce,
 // secretbox). The scrypt cost is what the file asks for, so the harness caps it far
 // below the real limit: a hostile N and r would otherwise make every input take
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "fuzz_util.h"
-#include "sign/encrypted_key.h"
-#include "sign/keys.h"
+#include "sign_core/encrypted_key.h"
+#include "sign_core/keys.h"
 
 namespace {
 

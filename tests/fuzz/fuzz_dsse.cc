@@ -1,4 +1,4 @@
-// DSSE envelopes and in-toto statements (imgtool/sign/dsse.h): attestations as read from
+// DSSE envelopes and in-toto statements (imgtool/sign_core/dsse.h): attestations as read from
 // a .att image. The input is read as an envelope (unverified payload, and verification,
 // which stops at the signature); then as a statement that the harness wraps in an
 // envelope signed by its own trusted key, so the statement checks (type, subject
@@ -11,8 +11,8 @@
 #include "fuzz_keys.h"
 #include "fuzz_util.h"
 #include "oci/digest.h"
-#include "sign/dsse.h"
-#include "sign/keys.h"
+#include "sign_core/dsse.h"
+#include "sign_core/keys.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "sign/keys.h"
-#include "sign/verify.h"
+#include "sign_core/keys.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::fuzz {
 

@@ -1,4 +1,4 @@
-// Signature payloads (imgtool/sign/payload.h, verify.h): cosign's "simple signing" JSON
+// Signature payloads (imgtool/sign_core/payload.h, verify.h): cosign's "simple signing" JSON
 // as read from a .sig image. A fuzzer cannot forge ECDSA, so the harness signs each
 // input with its own trusted key and runs the whole verification: the claim check
 // (type, the image's digest) is then reached by every input, as it is by a payload a
@@ -12,9 +12,9 @@
 #include "fuzz_util.h"
 #include "oci/digest.h"
 #include "oci/base64.h"
-#include "sign/keys.h"
-#include "sign/payload.h"
-#include "sign/verify.h"
+#include "sign_core/keys.h"
+#include "sign_core/payload.h"
+#include "sign_core/verify.h"
 
 namespace {
 

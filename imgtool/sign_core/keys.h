@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "oci/result.h"
-#include "sign/encrypted_key.h"
+#include "sign_core/encrypted_key.h"
 
 namespace imgtool::sign {
 

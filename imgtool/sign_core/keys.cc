@@ -1,4 +1,4 @@
-#include "sign/keys.h"
+#include "sign_core/keys.h"
 
 #include <openssl/bio.h>
 #include <openssl/core_names.h>

@@ -6,11 +6,11 @@
 
 #include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sign/dsse.h"
-#include "sign/encrypted_key.h"
-#include "sign/keys.h"
-#include "sign/payload.h"
-#include "sign/verify.h"
+#include "sign_core/dsse.h"
+#include "sign_core/encrypted_key.h"
+#include "sign_core/keys.h"
+#include "sign_core/payload.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::sign {
 namespace {

@@ -1,4 +1,4 @@
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 
 #include "oci/base64.h"
 

@@ -1,4 +1,4 @@
-#include "sign/encrypted_key.h"
+#include "sign_core/encrypted_key.h"
 
 #include <sodium.h>
 

@@ -11,7 +11,7 @@
 
 #include "oci/digest.h"
 #include "oci/result.h"
-#include "sign/verify.h"
+#include "sign_core/verify.h"
 
 namespace imgtool::sign {
 

@@ -1,4 +1,4 @@
-#include "sign/payload.h"
+#include "sign_core/payload.h"
 
 #include "oci/canonical_json.h"
 

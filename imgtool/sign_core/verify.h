@@ -12,8 +12,8 @@
 #include "oci/digest.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
-#include "sign/keys.h"
-#include "sign/payload.h"
+#include "sign_core/keys.h"
+#include "sign_core/payload.h"
 
 namespace imgtool::sign {
 

@@ -1,10 +1,10 @@
-#include "sign/dsse.h"
+#include "sign_core/dsse.h"
 
 #include <algorithm>
 
 #include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sign/keys.h"
+#include "sign_core/keys.h"
 
 namespace imgtool::sign {
 
