@@ -183,7 +183,7 @@ pass "an output layout's blob replaced by a symlink to the key is replaced by th
 # a folder, another deb (same name and version), or altered in place with its mtime put
 # back: the build (layer cache cold and warm) exits 0 with the pinned package, the entry
 # is fetched again, and the key's bytes are in no output. The stage reads the descriptor
-# fetch hashed, never the entry's name again (the race itself: build_test PackageFileRace).
+# fetch hashed, never the entry's name again (the race itself: builder_test PackageFileRace).
 mkdir -p "$WORK/srv" "$WORK/evilsrc"
 good=$(make_deb "$WORK/srv" gamma 1.0-1)
 evil=$(make_deb "$WORK/evilsrc" gamma 1.0-1 postinst)  # same name and version, other bytes

@@ -222,7 +222,7 @@ cat >elf/spec.json <<'JSON'
                                       {"src": "sane.bin", "dest": "/opt/sane.bin", "mode": "0755"}]}]}
 JSON
 # strace (scripts/setup installs it) counts the bytes; where ptrace is not allowed the
-# unit test's counting reader (build/elf_toolchain_test.cc) is the only count.
+# unit test's counting reader (builder/elf_toolchain_test.cc) is the only count.
 tracer=(traced -f -qq -y -s 0 -e trace=pread64 -o elf.trace)
 can_trace || tracer=()
 "${tracer[@]}" "$IMGTOOL" build elf/spec.json -o "oci:$WORK/elfimg:v1" --record elf.build.json -q >/dev/null

@@ -5,10 +5,10 @@
 #include <iostream>
 #include <map>
 
-#include "build/builder.h"
-#include "build/fetch.h"
-#include "build/layer_cache.h"
-#include "build/lock.h"
+#include "builder/builder.h"
+#include "builder/fetch.h"
+#include "builder/layer_cache.h"
+#include "builder/lock.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "fs/atomic_file.h"
@@ -36,7 +36,7 @@ struct BuildFlags {
 };
 
 // The CI variables the provenance's builder id and invocation id come from
-// (build/provenance.h, BuilderFrom); read here so the library stays a pure function.
+// (builder/provenance.h, BuilderFrom); read here so the library stays a pure function.
 std::map<std::string, std::string> CiEnvironment() {
   std::map<std::string, std::string> env;
   for (const char* name : {"GITHUB_ACTIONS", "GITHUB_SERVER_URL", "GITHUB_WORKFLOW_REF", "GITHUB_REPOSITORY",

@@ -1,8 +1,8 @@
 // imgtool lock SPEC: pin every input of a build in imgtool.lock.json.
 #include <iostream>
 
-#include "build/fetch.h"
-#include "build/lock.h"
+#include "builder/fetch.h"
+#include "builder/lock.h"
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "fs/atomic_file.h"

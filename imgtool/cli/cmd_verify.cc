@@ -5,7 +5,7 @@
 #include <iostream>
 #include <optional>
 
-#include "build/layer_cache.h"
+#include "builder/layer_cache.h"
 #include "check/verify.h"
 #include "cli/keyless_flags.h"
 #include "cli/output.h"

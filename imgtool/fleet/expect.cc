@@ -1,6 +1,6 @@
 // --expect: the fields a golden build promises, read from what `imgtool build` wrote
-// (stack.json in the image, the build record, the --json output). Formats: build/stack.cc
-// and build/build_record.cc; this file reads them without linking the builder.
+// (stack.json in the image, the build record, the --json output). Formats: builder/stack.cc
+// and builder/build_record.cc; this file reads them without linking the builder.
 #include <utility>
 
 #include "fleet/compare.h"

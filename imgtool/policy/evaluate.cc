@@ -47,7 +47,7 @@ RuleResult NonRootByName(const std::string& rule, const std::string& user, const
   return Pass(rule, "user '" + user + "' is uid " + uid + " in /etc/passwd (" + (*found)->where + ")");
 }
 
-// stack.json's components -> version; an error when it is not the shape build/stack.cc writes.
+// stack.json's components -> version; an error when it is not the shape builder/stack.cc writes.
 Result<std::map<std::string, std::string>> StackJsonVersions(const std::string& text) {
   auto parsed = oci::ParseJsonLenient(text, "/etc/imgtool/stack.json");
   if (!parsed.ok()) return MakeError(ErrorKind::kIntegrity, parsed.error().message);

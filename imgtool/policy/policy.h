@@ -18,7 +18,7 @@
 
 namespace imgtool::policy {
 
-// The components allowedStacks may name (the stack pins of a spec, build/stack.h).
+// The components allowedStacks may name (the stack pins of a spec, builder/stack.h).
 const std::vector<std::string>& StackComponents();
 
 // A keyless signer, as policy-controller and Kyverno name one: the OIDC issuer and the

@@ -1,7 +1,7 @@
 // URLs as imgtool records, prints and compares them: the text is never re-encoded, so a
 // URL without credentials reads back byte for byte (lock files compare it).
 //
-// Not here: fetching (build/fetch.h) or the registry protocol (remote/).
+// Not here: fetching (builder/fetch.h) or the registry protocol (remote/).
 #pragma once
 
 #include <string>

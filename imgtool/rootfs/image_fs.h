@@ -10,7 +10,7 @@
 // layer onto the ones below. Both views are built; Resolve and ReadFile answer only when
 // they agree, and fail closed (kIntegrity, both answers named) when they do not.
 //
-// Not here: which files a rule reads (policy/gather.cc, build/builder.cc), or unpacking
+// Not here: which files a rule reads (policy/gather.cc, builder/builder.cc), or unpacking
 // onto a disk.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The toolchain of a staged binary (imgtool/build/elf_toolchain.h): the section table,
+// The toolchain of a staged binary (imgtool/builder/elf_toolchain.h): the section table,
 // section names, .comment and .nv_fatbin of any file a spec stages, read with offsets,
 // sizes and counts the file declares. Any bytes may reach it; every string it returns is
 // printable and bounded, and the bytes it reads are at most twice the file's size
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "build/elf_toolchain.h"
+#include "builder/elf_toolchain.h"
 #include "fuzz_util.h"
 
 namespace {

@@ -1,12 +1,12 @@
-// The build spec (imgtool/build/spec.h): JSON a user hands `imgtool build`. ParseSpec
+// The build spec (imgtool/builder/spec.h): JSON a user hands `imgtool build`. ParseSpec
 // checks everything that needs no disk, so any bytes may reach it; a spec that parses is
 // then resolved for each of its platforms (spec_platforms.h), as the build does.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "build/spec.h"
-#include "build/spec_platforms.h"
+#include "builder/spec.h"
+#include "builder/spec_platforms.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
