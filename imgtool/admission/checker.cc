@@ -39,7 +39,7 @@ struct RegistryImageChecker::State {
   std::shared_ptr<const LoadedPolicy> policy;  // Start's without a policy of its own
   remote::RegistryOptions registry;
   std::shared_ptr<WorkLimit> limit;
-  TtlCache<Result<std::string>> digests;   // docker://HOST/REPO:TAG -> sha256:...
+  TtlCache<Result<std::string>> digests;  // docker://HOST/REPO:TAG -> sha256:...
   // "GENERATION docker://HOST/REPO@sha256:..." -> facts (an index's: all its images')
   TtlCache<policy::ReferenceFacts> facts;
   // Shared with the computations, which may outlive the state.
@@ -69,52 +69,50 @@ struct RegistryImageChecker::State {
   }
 
   // Copies, not `this`, in the computations: they may outlive a review's deadline.
-  std::optional<std::shared_future<policy::ReferenceFacts>> StartFacts(const std::string& host,
-                                                                       const std::string& pinned_reference,
-                                                                       const std::shared_ptr<const LoadedPolicy>& loaded) {
-    return facts.Get(
-        std::to_string(loaded->generation) + " " + pinned_reference,
-        EndingOpenSslOnReturn([loaded, opts = registry, pinned_reference,
-                               errors = registry_errors]()
-                                  -> std::pair<policy::ReferenceFacts, bool> {
-          const policy::Policy& pol = loaded->policy;
-          // The signature check needs only the digest, not the opened image: run it beside the
-          // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
-          std::future<policy::SignatureFacts> sig;
-          if (pol.signed_by) {
-            sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference,
-                             *pol.signed_by);
-          }
-          // Manifest and config now; layers stream later, only for the rules that read files.
-          auto image = transport::Open(pinned_reference, opts);
-          Result<oci::Node> opened = image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
-          auto early = [&sig](const std::string&, const policy::SignedByRule&) { return sig.get(); };
-          auto facts = policy::GatherFacts(pinned_reference, opened, pol, early, policy::RegistryAttestationVerifier(opts));
-          // An image of an index that could not be opened is asked for again, like the index.
-          bool all_opened = policy::AllOpened(facts);
-          if (!all_opened) ++*errors;
-          return {facts, all_opened};
-        }),
-        host);
+  std::optional<std::shared_future<policy::ReferenceFacts>> StartFacts(
+      const std::string& host, const std::string& pinned_reference, const std::shared_ptr<const LoadedPolicy>& loaded) {
+    return facts.Get(std::to_string(loaded->generation) + " " + pinned_reference,
+                     EndingOpenSslOnReturn([loaded, opts = registry, pinned_reference,
+                                            errors = registry_errors]() -> std::pair<policy::ReferenceFacts, bool> {
+                       const policy::Policy& pol = loaded->policy;
+                       // The signature check needs only the digest, not the opened image: run it beside the
+                       // open (about half an uncached check's round trips) and hand its answer to GatherFacts.
+                       std::future<policy::SignatureFacts> sig;
+                       if (pol.signed_by) {
+                         sig = std::async(std::launch::async, policy::RegistrySignatureVerifier(opts), pinned_reference,
+                                          *pol.signed_by);
+                       }
+                       // Manifest and config now; layers stream later, only for the rules that read files.
+                       auto image = transport::Open(pinned_reference, opts);
+                       Result<oci::Node> opened =
+                           image.ok() ? Result<oci::Node>(image->node) : Result<oci::Node>(image.error());
+                       auto early = [&sig](const std::string&, const policy::SignedByRule&) { return sig.get(); };
+                       auto facts = policy::GatherFacts(pinned_reference, opened, pol, early,
+                                                        policy::RegistryAttestationVerifier(opts));
+                       // An image of an index that could not be opened is asked for again, like the index.
+                       bool all_opened = policy::AllOpened(facts);
+                       if (!all_opened) ++*errors;
+                       return {facts, all_opened};
+                     }),
+                     host);
   }
 
   // A resolved tag starts its facts at once (`self` is this state), so a review's images
   // overlap both steps instead of waiting on each other.
   // The facts started are `loaded`'s; a review under another policy starts its own on a hit.
-  std::optional<std::shared_future<Result<std::string>>> StartResolve(const std::shared_ptr<State>& self,
-                                                                      const ref::Reference& r,
-                                                                      const std::shared_ptr<const LoadedPolicy>& loaded) {
-    return digests.Get(
-        r.str(),
-        EndingOpenSslOnReturn([self, r, loaded]() -> std::pair<Result<std::string>, bool> {
-          auto reg = remote::Registry::Connect(r.host, self->registry);
-          if (!reg.ok()) return {reg.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
-          auto d = (*reg)->ResolveDigest(r.repository, r.tag);
-          if (!d.ok()) return {d.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
-          self->StartFacts(r.host, Pinned(r, d->str()), loaded);
-          return {d->str(), true};
-        }),
-        r.host);
+  std::optional<std::shared_future<Result<std::string>>> StartResolve(
+      const std::shared_ptr<State>& self, const ref::Reference& r, const std::shared_ptr<const LoadedPolicy>& loaded) {
+    return digests.Get(r.str(), EndingOpenSslOnReturn([self, r, loaded]() -> std::pair<Result<std::string>, bool> {
+                         auto reg = remote::Registry::Connect(r.host, self->registry);
+                         if (!reg.ok())
+                           return {reg.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
+                         auto d = (*reg)->ResolveDigest(r.repository, r.tag);
+                         if (!d.ok())
+                           return {d.error().Context("resolving " + r.str()), (++*self->registry_errors, false)};
+                         self->StartFacts(r.host, Pinned(r, d->str()), loaded);
+                         return {d->str(), true};
+                       }),
+                       r.host);
   }
 
   static std::string Pinned(ref::Reference r, const std::string& digest) {

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <exception>
+#include <iterator>
 #include <map>
 #include <vector>
 
 #include "admission/review.h"
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
 
 namespace imgtool::admission {
 
@@ -52,9 +52,8 @@ std::map<std::string, Outcome> CheckAll(const std::vector<PodImage>& images, con
 
 // The more telling of two reasons (the enum's order is the precedence, most telling last).
 Reason Worse(Reason a, Reason b) {
-  static const Reason order[] = {Reason::kNone,     Reason::kPolicy,   Reason::kRegistry,
-                                 Reason::kCapacity, Reason::kDeadline, Reason::kInternal,
-                                 Reason::kTooManyImages, Reason::kMalformed};
+  static const Reason order[] = {Reason::kNone,     Reason::kPolicy,   Reason::kRegistry,      Reason::kCapacity,
+                                 Reason::kDeadline, Reason::kInternal, Reason::kTooManyImages, Reason::kMalformed};
   auto rank = [](Reason r) {
     for (size_t i = 0; i < std::size(order); ++i) {
       if (order[i] == r) return i;
@@ -156,14 +155,22 @@ Answer Judge(const ReviewRequest& req, const CheckStarter& start, Mode mode, con
 
 std::string ReasonName(Reason r) {
   switch (r) {
-    case Reason::kNone: return "none";
-    case Reason::kPolicy: return "policy";
-    case Reason::kRegistry: return "registry";
-    case Reason::kCapacity: return "capacity";
-    case Reason::kDeadline: return "deadline";
-    case Reason::kTooManyImages: return "too_many_images";
-    case Reason::kMalformed: return "malformed";
-    case Reason::kInternal: return "internal";
+    case Reason::kNone:
+      return "none";
+    case Reason::kPolicy:
+      return "policy";
+    case Reason::kRegistry:
+      return "registry";
+    case Reason::kCapacity:
+      return "capacity";
+    case Reason::kDeadline:
+      return "deadline";
+    case Reason::kTooManyImages:
+      return "too_many_images";
+    case Reason::kMalformed:
+      return "malformed";
+    case Reason::kInternal:
+      return "internal";
   }
   return "internal";
 }

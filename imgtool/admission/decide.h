@@ -64,9 +64,9 @@ struct Answer {
   int http_status = 200;
   std::string body;  // JSON
   // What the logs and metrics say of it (the body says it to the API server).
-  std::string uid;   // empty when unreadable
-  std::string kind;  // request.kind.kind
-  std::string name;  // namespace/name
+  std::string uid;       // empty when unreadable
+  std::string kind;      // request.kind.kind
+  std::string name;      // namespace/name
   bool allowed = false;  // the policy's verdict (in warn and audit modes, not what was answered)
   bool enforced = true;  // the body answers the verdict (false: warn/audit allowed a denial)
   Reason reason = Reason::kNone;

@@ -42,9 +42,12 @@ oci::Json Warnings(const std::vector<std::string>& violations) {
 
 std::string EnforcementName(Enforcement e) {
   switch (e) {
-    case Enforcement::kEnforce: return "enforce";
-    case Enforcement::kWarn: return "warn";
-    case Enforcement::kAudit: return "audit";
+    case Enforcement::kEnforce:
+      return "enforce";
+    case Enforcement::kWarn:
+      return "warn";
+    case Enforcement::kAudit:
+      return "audit";
   }
   return "enforce";
 }

@@ -40,7 +40,7 @@ class MetricRegistry {
 
  private:
   struct Series {
-    double value = 0;             // counter, gauge; histogram: sum
+    double value = 0;              // counter, gauge; histogram: sum
     std::vector<uint64_t> counts;  // histogram: per bucket, not cumulative (last: +Inf)
     uint64_t count = 0;
   };

@@ -55,7 +55,7 @@ class PolicySets {
   struct Reload {
     std::string name;
     std::string path;
-    Status status;  // ok: swapped in; an error: the old policy stays
+    Status status;                            // ok: swapped in; an error: the old policy stays
     std::shared_ptr<const LoadedPolicy> now;  // the set's policy after this reload
   };
   // Every set whose file's bytes changed since last seen, re-parsed; nothing for the rest.

@@ -80,8 +80,8 @@ Result<std::vector<PodImage>> ExtractImages(const std::string& kind, const oci::
       std::string image = StringAt(c, "image");
       if (image.empty()) return Bad("$.request.object" + at + "/image", "missing or not a string");
       std::string name = StringAt(c, "name");
-      out.push_back({image, at + "/image", std::string(list) + "[" + std::to_string(i) + "]" +
-                                               (name.empty() ? "" : " (" + name + ")")});
+      out.push_back({image, at + "/image",
+                     std::string(list) + "[" + std::to_string(i) + "]" + (name.empty() ? "" : " (" + name + ")")});
     }
   }
   if (out.empty()) return Bad("$.request.object" + spec_path + "/containers", "no containers");

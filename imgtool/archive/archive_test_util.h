@@ -101,8 +101,8 @@ inline Entry Hardlink(const std::string& path, const std::string& target) {
 }
 
 // Writes a layer to `blob` (committed) and returns what WriteLayer returned.
-inline Result<WrittenLayer> WriteBlob(const std::string& blob, const std::vector<Entry>& entries,
-                                      Compression c, int64_t mtime = 1700000000) {
+inline Result<WrittenLayer> WriteBlob(const std::string& blob, const std::vector<Entry>& entries, Compression c,
+                                      int64_t mtime = 1700000000) {
   fs::AtomicFile out;
   IMGTOOL_TRY(out.Open(blob));
   LayerOptions options;

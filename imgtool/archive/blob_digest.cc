@@ -115,16 +115,14 @@ class ZstdDecoder : public Decoder {
       : blob_(blob), diff_(diff), dctx_(ZSTD_createDCtx()), out_(kChunk) {}
 
   Status Feed(const uint8_t* data, size_t len) override {
-    if (!dctx_)
-      return MakeError(ErrorKind::kInternal, "zstd: cannot create a decompression context");
+    if (!dctx_) return MakeError(ErrorKind::kInternal, "zstd: cannot create a decompression context");
     ZSTD_inBuffer in{data, len, 0};
     ZSTD_outBuffer out{out_.data(), out_.size(), 0};
     do {
       out.pos = 0;
       size_t rc = ZSTD_decompressStream(dctx_.get(), &out, &in);
       if (ZSTD_isError(rc)) {
-        return MakeError(ErrorKind::kIntegrity,
-                         blob_ + ": corrupt zstd stream (" + ZSTD_getErrorName(rc) + ")");
+        return MakeError(ErrorKind::kIntegrity, blob_ + ": corrupt zstd stream (" + ZSTD_getErrorName(rc) + ")");
       }
       diff_.Update(out_.data(), out.pos);
       frame_open_ = rc != 0;  // 0: a frame just ended and is fully flushed
@@ -148,10 +146,8 @@ class ZstdDecoder : public Decoder {
   bool frame_open_ = true;
 };
 
-std::unique_ptr<Decoder> DecoderFor(const uint8_t* head, size_t len, const std::string& blob,
-                                    oci::Sha256& diff) {
-  if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b)
-    return std::make_unique<GzipDecoder>(blob, diff);
+std::unique_ptr<Decoder> DecoderFor(const uint8_t* head, size_t len, const std::string& blob, oci::Sha256& diff) {
+  if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b) return std::make_unique<GzipDecoder>(blob, diff);
   if (len >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) {
     return std::make_unique<ZstdDecoder>(blob, diff);
   }
@@ -160,8 +156,7 @@ std::unique_ptr<Decoder> DecoderFor(const uint8_t* head, size_t len, const std::
 
 Error Errno(const std::string& what) {
   int e = errno;
-  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
-                   what + ": " + std::strerror(e));
+  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, what + ": " + std::strerror(e));
 }
 
 // Reads the blob once; hashes it as stored and what it decompresses to.

@@ -119,8 +119,7 @@ CompressorInfo DescribeCompressor(Compression c) {
       return {"imgtool-deflate", std::to_string(internal::kDeflateVersion),
               "gzip, one member; greedy LZ77 (4-byte hash, 32 KiB window), dynamic Huffman or "
               "stored per 128 KiB block; " +
-                  std::to_string(kGzipChunk >> 20) +
-                  " MiB chunks primed with the previous 32 KiB; any thread count"};
+                  std::to_string(kGzipChunk >> 20) + " MiB chunks primed with the previous 32 KiB; any thread count"};
     case Compression::kZstd:
       return {"libzstd", ZSTD_versionString(),
               "level " + std::to_string(internal::kZstdLevel) +

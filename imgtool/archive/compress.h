@@ -40,8 +40,7 @@ class Compressor {
 };
 
 // The 10-byte gzip header every gzip layer starts with.
-inline constexpr uint8_t kGzipHeader[10] = {0x1f, 0x8b, 0x08, 0x00, 0x00,
-                                            0x00, 0x00, 0x00, 0x00, 0xff};
+inline constexpr uint8_t kGzipHeader[10] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff};
 inline constexpr int kZstdLevel = 1;
 inline constexpr int kMaxCompressThreads = 64;
 

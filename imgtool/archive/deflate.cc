@@ -13,7 +13,7 @@ namespace {
 constexpr int kHashBits = 16;
 constexpr size_t kMinMatch = 4;
 constexpr size_t kMaxMatch = 258;
-constexpr unsigned kSkipShift = 3;          // step 1 + misses / 8
+constexpr unsigned kSkipShift = 3;         // step 1 + misses / 8
 constexpr size_t kBlockInput = 128 << 10;  // input bytes per block
 constexpr size_t kStoredMax = 65535;
 
@@ -49,8 +49,8 @@ constexpr uint16_t kLengthBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
 constexpr uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                       2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                    33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
+constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                    33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
                                     1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 constexpr uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                     6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
@@ -67,8 +67,10 @@ struct SymbolTables {
     length_code[258] = 28;  // 258 has its own code, not 227 + 31
     for (int c = 0; c < 30; ++c) {
       for (int d = kDistBase[c]; d < kDistBase[c] + (1 << kDistExtra[c]); ++d) {
-        if (d <= 256) dist_code_small[d - 1] = uint8_t(c);
-        else dist_code_large[(d - 1) >> 7] = uint8_t(c);
+        if (d <= 256)
+          dist_code_small[d - 1] = uint8_t(c);
+        else
+          dist_code_large[(d - 1) >> 7] = uint8_t(c);
       }
     }
   }
@@ -186,8 +188,7 @@ size_t DeflateEncoder::FindSequences(const uint8_t* data, size_t pos, size_t blo
   return end;
 }
 
-void DeflateEncoder::WriteBlock(BitWriter& w, const uint8_t* data, size_t pos, size_t end,
-                                bool final_block) {
+void DeflateEncoder::WriteBlock(BitWriter& w, const uint8_t* data, size_t pos, size_t end, bool final_block) {
   const SymbolTables& t = Tables();
   ++litlen_freq_[256];
   BlockCodes c;
@@ -224,8 +225,7 @@ void DeflateEncoder::WriteBlock(BitWriter& w, const uint8_t* data, size_t pos, s
   w.Put(c.litlen[256].bits, c.litlen[256].length);
 }
 
-size_t DeflateEncoder::EncodeChunk(const uint8_t* data, size_t dict_len, size_t size, bool last,
-                                   uint8_t* out) {
+size_t DeflateEncoder::EncodeChunk(const uint8_t* data, size_t dict_len, size_t size, bool last, uint8_t* out) {
   BitWriter w(out);
   InsertDictionary(data, dict_len);
   bool wrote_final = false;

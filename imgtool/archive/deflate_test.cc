@@ -116,8 +116,8 @@ TEST(Deflate, IncompressibleDataIsStored) {
 TEST(Deflate, OutputIsPinned) {
   std::vector<uint8_t> gz = Gzip(Mixed(3 << 20), 2);
   EXPECT_EQ(oci::Digest::Of(std::string_view(reinterpret_cast<const char*>(gz.data()), gz.size())).str(),
-            "sha256:07c3ef84250988208a083a3d8571f87749ddb34c2a930b48e8ac52111c2e7db9") << "kDeflateVersion "
-                                                                       << kDeflateVersion;
+            "sha256:07c3ef84250988208a083a3d8571f87749ddb34c2a930b48e8ac52111c2e7db9")
+      << "kDeflateVersion " << kDeflateVersion;
 }
 
 TEST(Zstd, SameBytesForAnyWorkerCount) {

@@ -52,8 +52,8 @@ Status CheckEntries(const std::vector<Entry>& entries) {
       // std::string compares as unsigned bytes, the order tar readers and our cache keys use.
       if (prev == e.path) return Invalid(e.path, "duplicate path");
       if (prev > e.path) {
-        return Invalid(e.path, "not sorted: comes after " + oci::Quoted(prev) +
-                                   " (entries must be sorted by path in byte order)");
+        return Invalid(
+            e.path, "not sorted: comes after " + oci::Quoted(prev) + " (entries must be sorted by path in byte order)");
       }
     }
     switch (e.type) {
@@ -62,8 +62,7 @@ Status CheckEntries(const std::vector<Entry>& entries) {
           return Invalid(e.path, "both a source and inline content");
         }
         if (e.source.empty() && e.size != 0 && e.size != e.content.size()) {
-          return Invalid(e.path, "size " + std::to_string(e.size) +
-                                     " does not match its inline content (" +
+          return Invalid(e.path, "size " + std::to_string(e.size) + " does not match its inline content (" +
                                      std::to_string(e.content.size()) + " bytes)");
         }
         break;
@@ -71,13 +70,12 @@ Status CheckEntries(const std::vector<Entry>& entries) {
         break;
       case EntryType::kSymlink:
         if (e.link_target.empty()) return Invalid(e.path, "symlink without a target");
-        if (e.link_target.find('\0') != std::string::npos)
-          return Invalid(e.path, "NUL byte in symlink target");
+        if (e.link_target.find('\0') != std::string::npos) return Invalid(e.path, "NUL byte in symlink target");
         break;
       case EntryType::kHardlink:
         if (link_targets.count(e.link_target) == 0) {
-          return Invalid(e.path, "hardlink target " + oci::Quoted(e.link_target) +
-                                     " is not an earlier file in this layer");
+          return Invalid(e.path,
+                         "hardlink target " + oci::Quoted(e.link_target) + " is not an earlier file in this layer");
         }
         break;
     }

@@ -73,9 +73,8 @@ void BuildCodeLengths(const uint32_t* freq, int n, int max_length, uint8_t* leng
   for (int s = 0; leaves.size() < 2 && s < n; ++s) {
     if (freq[s] == 0) leaves.push_back({0, uint16_t(s)});
   }
-  std::sort(leaves.begin(), leaves.end(), [](const Leaf& a, const Leaf& b) {
-    return a.freq != b.freq ? a.freq < b.freq : a.symbol < b.symbol;
-  });
+  std::sort(leaves.begin(), leaves.end(),
+            [](const Leaf& a, const Leaf& b) { return a.freq != b.freq ? a.freq < b.freq : a.symbol < b.symbol; });
   std::array<int, 64> count{};
   for (int d : HuffmanDepths(leaves)) ++count[std::min(d, 63)];
   LimitLengthCounts(count, max_length);
@@ -101,8 +100,7 @@ void BuildCanonicalCodes(const uint8_t* lengths, int n, HuffCode* codes) {
 }
 
 namespace {
-constexpr uint8_t kCodeLengthOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5,
-                                          11, 4, 12, 3, 13, 2, 14, 1, 15};
+constexpr uint8_t kCodeLengthOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 constexpr uint8_t kRleExtraBits[19] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 7};
 }  // namespace
 

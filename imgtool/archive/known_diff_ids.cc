@@ -12,8 +12,7 @@ constexpr uint64_t kMaxEntryBytes = 512;
 
 // "blob sha256:<hex>\ndiff_id sha256:<hex>\nsize N\n": the blob is named inside too.
 std::string Format(const oci::Digest& blob, const KnownDiffId& k) {
-  return "blob " + blob.str() + "\ndiff_id " + k.diff_id.str() + "\nsize " + std::to_string(k.uncompressed_size) +
-         "\n";
+  return "blob " + blob.str() + "\ndiff_id " + k.diff_id.str() + "\nsize " + std::to_string(k.uncompressed_size) + "\n";
 }
 
 std::optional<KnownDiffId> Parse(const std::string& text, const oci::Digest& blob) {

@@ -26,17 +26,17 @@ enum class EntryType { kFile, kDir, kSymlink, kHardlink };
 // One entry of a layer as it will appear in the tar. Metadata only: a file's content is
 // streamed from `source` (or taken from `content`) while the layer is written.
 struct Entry {
-  std::string path;          // in-image, relative: "usr/lib/x.so" (no leading "/" or "./",
-                             // no trailing "/", no "." or ".." components)
+  std::string path;  // in-image, relative: "usr/lib/x.so" (no leading "/" or "./",
+                     // no trailing "/", no "." or ".." components)
   EntryType type = EntryType::kFile;
-  uint32_t mode = 0644;      // permission bits including setuid/setgid/sticky (07777)
+  uint32_t mode = 0644;  // permission bits including setuid/setgid/sticky (07777)
   uint32_t uid = 0;
   uint32_t gid = 0;
-  uint64_t size = 0;         // kFile: bytes expected from source; a different count read is
-                             // an error ("changed while building")
-  std::string source;        // kFile: host path to stream from, opened by OpenSource
-                             // (nothing followed that planning saw as no symlink);
-                             // empty when `content` is used
+  uint64_t size = 0;   // kFile: bytes expected from source; a different count read is
+                       // an error ("changed while building")
+  std::string source;  // kFile: host path to stream from, opened by OpenSource
+                       // (nothing followed that planning saw as no symlink);
+                       // empty when `content` is used
   // kFile: a folder `source` lies in whose path below it planning resolved (a layer's
   // root, a staging folder): nothing below it is followed when the source is opened.
   // Empty: only the last component is not followed.
@@ -46,9 +46,9 @@ struct Entry {
   // Set where the content was hashed by an earlier open (a lock, a RECORD, an unpacker),
   // so the layer holds the bytes that digest describes, not whatever the name held later.
   oci::Digest expect_sha256;
-  std::string content;       // kFile: inline content (generated files such as /etc/passwd)
-  std::string link_target;   // kSymlink: target as stored; kHardlink: in-image path of the
-                             // earlier entry it links to
+  std::string content;      // kFile: inline content (generated files such as /etc/passwd)
+  std::string link_target;  // kSymlink: target as stored; kHardlink: in-image path of the
+                            // earlier entry it links to
 };
 
 // Opens a kFile entry's source as WriteLayer reads it: beneath `source_root` one component
@@ -87,9 +87,9 @@ struct LayerOptions {
 };
 
 struct WrittenLayer {
-  oci::Digest digest;    // sha256 of the compressed blob
-  oci::Digest diff_id;   // sha256 of the uncompressed tar
-  uint64_t size = 0;     // compressed bytes
+  oci::Digest digest;   // sha256 of the compressed blob
+  oci::Digest diff_id;  // sha256 of the uncompressed tar
+  uint64_t size = 0;    // compressed bytes
   uint64_t uncompressed_size = 0;
   std::string media_type;
   // sha256 of each kFile entry's content, index-aligned with `entries` (empty digest for
@@ -104,8 +104,7 @@ struct WrittenLayer {
 // needed (long names, big files). Gzip has a fixed header (MTIME 0, no name, OS 255) at
 // a fixed level; zstd uses fixed parameters, so the blob bytes depend only on the
 // entries and this library's version.
-Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOptions& options,
-                                fs::AtomicFile& out);
+Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOptions& options, fs::AtomicFile& out);
 
 // ---- Reading layers back (verify, diff, finding /etc/passwd in a base image) ----
 

@@ -40,8 +40,7 @@ bool Walk(const std::string& host, const std::string& rel, std::vector<Found>& o
   }
   std::vector<std::string> names;
   while (struct dirent* de = ::readdir(d)) {
-    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0)
-      names.push_back(de->d_name);
+    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) names.push_back(de->d_name);
   }
   ::closedir(d);
   for (const std::string& name : names) {
@@ -57,8 +56,7 @@ bool Walk(const std::string& host, const std::string& rel, std::vector<Found>& o
 
 std::vector<Entry> ToEntries(std::vector<Found>& found) {
   // Byte order of the whole path, not per directory: "a-b" sorts before "a/b".
-  std::sort(found.begin(), found.end(),
-            [](const Found& a, const Found& b) { return a.path < b.path; });
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
   std::map<std::pair<dev_t, ino_t>, std::string> first_link;
   std::vector<Entry> entries;
   for (const Found& f : found) {
@@ -111,8 +109,7 @@ int DigestOnly(const std::string& blob) {
   std::printf("diff_id=%s\n", d->diff_id.str().c_str());
   std::printf("size=%llu\n", static_cast<unsigned long long>(d->size));
   std::printf("uncompressed_size=%llu\n", static_cast<unsigned long long>(d->uncompressed_size));
-  std::printf("seconds=%.3f\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::printf("seconds=%.3f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }
 
@@ -172,8 +169,7 @@ int main(int argc, char** argv) {
   auto st = file.Open(out);
   if (!st.ok()) return std::fprintf(stderr, "layer_bench: %s\n", st.error().message.c_str()), 1;
   auto layer = imgtool::archive::WriteLayer(entries, options, file);
-  if (!layer.ok())
-    return std::fprintf(stderr, "layer_bench: %s\n", layer.error().message.c_str()), 1;
+  if (!layer.ok()) return std::fprintf(stderr, "layer_bench: %s\n", layer.error().message.c_str()), 1;
   auto written = std::chrono::steady_clock::now();
   st = file.Commit();
   if (!st.ok()) return std::fprintf(stderr, "layer_bench: %s\n", st.error().message.c_str()), 1;
@@ -185,15 +181,14 @@ int main(int argc, char** argv) {
   std::printf("digest=%s\n", layer->digest.str().c_str());
   std::printf("diff_id=%s\n", layer->diff_id.str().c_str());
   std::printf("size=%llu\n", static_cast<unsigned long long>(layer->size));
-  std::printf("uncompressed_size=%llu\n",
-              static_cast<unsigned long long>(layer->uncompressed_size));
+  std::printf("uncompressed_size=%llu\n", static_cast<unsigned long long>(layer->uncompressed_size));
   std::printf("write_seconds=%.3f\n", std::chrono::duration<double>(written - start).count());
   std::printf("commit_seconds=%.3f\n", std::chrono::duration<double>(end - written).count());
   std::printf("peak_rss_mb=%.1f\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
   if (verify) {
     auto d = imgtool::archive::DigestLayerBlob(out);
-    bool ok = d.ok() && d->digest == layer->digest && d->diff_id == layer->diff_id &&
-              d->size == layer->size && d->uncompressed_size == layer->uncompressed_size;
+    bool ok = d.ok() && d->digest == layer->digest && d->diff_id == layer->diff_id && d->size == layer->size &&
+              d->uncompressed_size == layer->uncompressed_size;
     std::printf("verify=%s\n", ok ? "ok" : (d.ok() ? "mismatch" : d.error().message.c_str()));
     if (!ok) return 1;
   }

@@ -48,8 +48,7 @@ void PipeWriter::Push() {
   cur_ = nullptr;
 }
 
-void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer,
-                      BufferPipe& out, Status* result) {
+void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out, Status* result) {
   auto fail = [&](Status st) {
     *result = std::move(st);
     in.Cancel();

@@ -58,8 +58,7 @@ class PipeWriter : public ByteSink {
 };
 
 // pipe `in` -> compressor (whose sink feeds `out`). Cancels both pipes on any failure.
-void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer,
-                      BufferPipe& out, Status* result);
+void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out, Status* result);
 
 // pipe `in` -> sha256 -> file. Cancels `in` on failure.
 class WriteStage {

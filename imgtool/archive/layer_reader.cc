@@ -94,8 +94,8 @@ Result<std::vector<LayerFile>> ListLayer(const ReaderFactory& open, const std::s
   return files;
 }
 
-Result<std::string> ReadFileFromLayer(const ReaderFactory& open, const std::string& blob_path,
-                                      const std::string& path, uint64_t max_bytes) {
+Result<std::string> ReadFileFromLayer(const ReaderFactory& open, const std::string& blob_path, const std::string& path,
+                                      uint64_t max_bytes) {
   // A path may occur more than once in a tar; extraction keeps the last one, so do we.
   // A hardlink is followed to its target (an earlier entry) with a second pass.
   constexpr int kMaxLinkHops = 8;
@@ -125,21 +125,20 @@ Result<std::string> ReadFileFromLayer(const ReaderFactory& open, const std::stri
         continue;
       }
       if (static_cast<uint64_t>(archive_entry_size(h)) > max_bytes) {
-        return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": larger than " +
-                                                       std::to_string(max_bytes) + " bytes");
+        return MakeError(ErrorKind::kInvalidInput,
+                         blob_path + ": " + want + ": larger than " + std::to_string(max_bytes) + " bytes");
       }
       IMGTOOL_TRY(ForEachBlock(a->get(), blob_path, [&](const void* p, size_t n) -> Status {
         if (content.size() + n > max_bytes) {
-          return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": larger than " +
-                                                         std::to_string(max_bytes) + " bytes");
+          return MakeError(ErrorKind::kInvalidInput,
+                           blob_path + ": " + want + ": larger than " + std::to_string(max_bytes) + " bytes");
         }
         content.append(static_cast<const char*>(p), n);
         return Status::Ok();
       }));
     }
     if (!found) return MakeError(ErrorKind::kNotFound, blob_path + ": no file " + want);
-    if (!regular)
-      return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": not a regular file");
+    if (!regular) return MakeError(ErrorKind::kInvalidInput, blob_path + ": " + want + ": not a regular file");
     if (link.empty()) return content;
     want = link;
   }

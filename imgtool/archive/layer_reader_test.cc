@@ -126,8 +126,7 @@ TEST_P(ReaderTest, TruncatedBlobIsAnIntegrityError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCompressions, ReaderTest,
-                         ::testing::Values(Compression::kGzip, Compression::kZstd,
-                                           Compression::kNone),
+                         ::testing::Values(Compression::kGzip, Compression::kZstd, Compression::kNone),
                          [](const auto& info) {
                            switch (info.param) {
                              case Compression::kGzip:
@@ -193,8 +192,8 @@ TEST(DigestLayerBlob, MultiMemberGzipFromGnuGzip) {
   ScratchDir dir;
   std::string a = dir.Put("a", NoiseBytes(200000, 1));
   std::string b = dir.Put("b", std::string(300000, 'z'));
-  std::string cmd = "gzip -c '" + a + "' > '" + (dir / "ab.gz") + "' && gzip -9 -c '" + b +
-                    "' >> '" + (dir / "ab.gz") + "'";
+  std::string cmd =
+      "gzip -c '" + a + "' > '" + (dir / "ab.gz") + "' && gzip -9 -c '" + b + "' >> '" + (dir / "ab.gz") + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto d = DigestLayerBlob(dir / "ab.gz");
   ASSERT_TRUE(d.ok()) << d.error().message;
@@ -218,8 +217,8 @@ TEST(ForeignLayers, GnuTarLayerWithDotSlashNamesAndDuplicates) {
   ScratchDir dir;
   dir.Put("v1/etc/passwd", "old\n");
   dir.Put("v2/etc/passwd", "new\n");
-  std::string cmd = "tar --format=gnu -czf '" + (dir / "l.tgz") + "' -C '" + (dir / "v1") +
-                    "' . -C '" + (dir / "v2") + "' ./etc/passwd";
+  std::string cmd = "tar --format=gnu -czf '" + (dir / "l.tgz") + "' -C '" + (dir / "v1") + "' . -C '" + (dir / "v2") +
+                    "' ./etc/passwd";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto files = ListLayer(dir / "l.tgz");
   ASSERT_TRUE(files.ok()) << files.error().message;
@@ -237,8 +236,8 @@ TEST(ForeignLayers, Utf8PaxNamesComeBackAsStored) {
   ScratchDir dir;
   const std::string name = "etc/caf\xc3\xa9-" + std::string(100, 'x');
   dir.Put("t/" + name, "hi\n");
-  std::string cmd = "LC_ALL=C.UTF-8 tar --format=pax -cf '" + (dir / "l.tar") + "' -C '" +
-                    (dir / "t") + "' '" + name + "'";
+  std::string cmd =
+      "LC_ALL=C.UTF-8 tar --format=pax -cf '" + (dir / "l.tar") + "' -C '" + (dir / "t") + "' '" + name + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   auto files = ListLayer(dir / "l.tar");
   ASSERT_TRUE(files.ok()) << files.error().message;
@@ -254,8 +253,7 @@ TEST(MediaTypes, NamesAndMediaTypesMapBothWays) {
     EXPECT_EQ(*back, c);
   }
   EXPECT_EQ(LayerMediaType(Compression::kZstd), "application/vnd.oci.image.layer.v1.tar+zstd");
-  EXPECT_EQ(*CompressionFromMediaType("application/vnd.docker.image.rootfs.diff.tar.gzip"),
-            Compression::kGzip);
+  EXPECT_EQ(*CompressionFromMediaType("application/vnd.docker.image.rootfs.diff.tar.gzip"), Compression::kGzip);
   EXPECT_EQ(*CompressionFromName("none"), Compression::kNone);
   auto bad = CompressionFromName("xz");
   ASSERT_FALSE(bad.ok());

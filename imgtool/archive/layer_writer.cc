@@ -69,15 +69,14 @@ class Progress {
 
 Error Errno(const std::string& what) {
   int e = errno;
-  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
-                   what + ": " + std::strerror(e));
+  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, what + ": " + std::strerror(e));
 }
 
 // Streams one file's content into the tar, hashing it; the header already promised
 // `e.size` bytes, so any other count means the file changed under us. The file is read
 // straight into the pipe buffer where libarchive would copy it (see PipeWriter::Room).
-Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
-                  oci::Digest* digest, Progress& progress) {
+Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe, oci::Digest* digest,
+                  Progress& progress) {
   auto opened = OpenSource(e);
   if (!opened.ok()) return opened.error();
   const fs::UniqueFd& fd = *opened;
@@ -101,9 +100,8 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
     got += static_cast<uint64_t>(n);
   }
   if (got != e.size) {
-    return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (expected " +
-                                                std::to_string(e.size) + " bytes, read " +
-                                                std::to_string(got) + ")");
+    return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (expected " + std::to_string(e.size) +
+                                                " bytes, read " + std::to_string(got) + ")");
   }
   *digest = hash.Finish();
   if (!e.expect_sha256.empty() && *digest != e.expect_sha256) {
@@ -152,8 +150,7 @@ Status Produce(const std::vector<Entry>& entries, const LayerOptions& options, P
 
 }  // namespace
 
-Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOptions& options,
-                                fs::AtomicFile& out) {
+Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOptions& options, fs::AtomicFile& out) {
   IMGTOOL_TRY(internal::CheckEntries(entries));
   uint64_t total = 0;
   for (const Entry& e : entries) total += internal::ContentSize(e);
@@ -167,9 +164,9 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   PipeWriter blob_writer(blob_pipe, false);
   std::unique_ptr<internal::Compressor> compressor;
   if (!plain) {
-    auto c = internal::NewCompressor(options.compression, blob_writer,
-                                     options.threads > 0 ? options.threads
-                                                         : std::min(fs::UsableCpus(), LayerOptions::kDefaultMaxThreads));
+    auto c = internal::NewCompressor(
+        options.compression, blob_writer,
+        options.threads > 0 ? options.threads : std::min(fs::UsableCpus(), LayerOptions::kDefaultMaxThreads));
     if (!c.ok()) return c.error();
     compressor = std::move(*c);
   }
@@ -181,8 +178,7 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   std::thread writer([&] { write_stage.Run(plain ? tar_pipe : blob_pipe); });
   std::thread compress;
   if (!plain) {
-    compress = std::thread(
-        [&] { RunCompressStage(tar_pipe, *compressor, blob_writer, blob_pipe, &compressed); });
+    compress = std::thread([&] { RunCompressStage(tar_pipe, *compressor, blob_writer, blob_pipe, &compressed); });
   }
   Progress progress(options, total);
   Status produced = Produce(entries, options, tar_writer, layer.file_digests, progress);

@@ -127,8 +127,7 @@ TEST_P(WriterTest, GnuTarListsTheBlob) {
   std::string cmd = "tar -tvf '" + (dir / "blob") + "' > '" + (dir / "listing") + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadAll(dir / "listing");
   std::string listing = ReadAll(dir / "listing");
-  EXPECT_NE(listing.find("opt/" + kLongDir + "/" + std::string(150, 'f')), std::string::npos)
-      << listing;
+  EXPECT_NE(listing.find("opt/" + kLongDir + "/" + std::string(150, 'f')), std::string::npos) << listing;
   EXPECT_NE(listing.find("srv/big.link link to srv/big.bin"), std::string::npos) << listing;
   EXPECT_NE(listing.find("srv/current -> app.log"), std::string::npos) << listing;
   EXPECT_NE(listing.find("-rwsr-xr-x 0/50"), std::string::npos) << listing;
@@ -136,8 +135,7 @@ TEST_P(WriterTest, GnuTarListsTheBlob) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCompressions, WriterTest,
-                         ::testing::Values(Compression::kGzip, Compression::kZstd,
-                                           Compression::kNone),
+                         ::testing::Values(Compression::kGzip, Compression::kZstd, Compression::kNone),
                          [](const auto& info) {
                            switch (info.param) {
                              case Compression::kGzip:
@@ -238,8 +236,7 @@ TEST(WriteLayer, RejectsBadEntryLists) {
       {{Dir("etc/")}, "entry \"etc/\": trailing \"/\""},
       {{Inline("a//b", "")}, "entry \"a//b\": empty path component"},
       {{Inline("", "")}, "entry 0: empty path"},
-      {{Hardlink("a", "b")},
-       "entry \"a\": hardlink target \"b\" is not an earlier file in this layer"},
+      {{Hardlink("a", "b")}, "entry \"a\": hardlink target \"b\" is not an earlier file in this layer"},
       {{Symlink("a", "")}, "entry \"a\": symlink without a target"},
   };
   for (const Case& c : cases) {
@@ -262,8 +259,7 @@ TEST(WriteLayer, FileThatChangedSizeIsAnIntegrityError) {
   grown.size = 1 << 20;
   e = WriteError({grown});
   EXPECT_EQ(e.kind, ErrorKind::kIntegrity);
-  EXPECT_EQ(e.message,
-            grown.source + ": changed while building (expected 1048576 bytes, read 3145728)");
+  EXPECT_EQ(e.message, grown.source + ": changed while building (expected 1048576 bytes, read 3145728)");
 }
 
 // A source hashed earlier by another open (a lock, a RECORD) and rewritten since with the

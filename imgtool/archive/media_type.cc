@@ -13,8 +13,7 @@ constexpr const char* kOciZstd = "application/vnd.oci.image.layer.v1.tar+zstd";
 // Read-only aliases: Docker schema 2 layers and the deprecated OCI non-distributable
 // variants carry the same bytes as their OCI counterparts.
 constexpr const char* kDockerGzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
-constexpr const char* kDockerForeignGzip =
-    "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
+constexpr const char* kDockerForeignGzip = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
 constexpr const char* kNondistTar = "application/vnd.oci.image.layer.nondistributable.v1.tar";
 constexpr const char* kNondistGzip = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip";
 constexpr const char* kNondistZstd = "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd";
@@ -36,8 +35,7 @@ Result<Compression> CompressionFromName(const std::string& name) {
   if (name == "gzip") return Compression::kGzip;
   if (name == "zstd") return Compression::kZstd;
   if (name == "none") return Compression::kNone;
-  return MakeError(ErrorKind::kInvalidInput,
-                   "unknown compression \"" + name + "\" (want gzip, zstd or none)");
+  return MakeError(ErrorKind::kInvalidInput, "unknown compression \"" + name + "\" (want gzip, zstd or none)");
 }
 
 Result<Compression> CompressionFromMediaType(const std::string& media_type) {

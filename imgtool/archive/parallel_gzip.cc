@@ -7,8 +7,7 @@
 
 namespace imgtool::archive::internal {
 
-ParallelGzip::ParallelGzip(ByteSink& sink, int threads)
-    : sink_(sink), ring_(threads > 1 ? size_t(threads) + 4 : 1) {
+ParallelGzip::ParallelGzip(ByteSink& sink, int threads) : sink_(sink), ring_(threads > 1 ? size_t(threads) + 4 : 1) {
   for (Chunk& c : ring_) {
     c.input.resize(kDeflateWindow + kGzipChunk);
     c.output.resize(DeflateEncoder::Bound(kGzipChunk));

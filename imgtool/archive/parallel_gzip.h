@@ -54,9 +54,9 @@ class ParallelGzip : public Compressor {
 
   ByteSink& sink_;
   std::vector<Chunk> ring_;
-  uint64_t submitted_ = 0;  // chunks handed to the encoders
-  uint64_t written_ = 0;    // chunks whose output went to the sink
-  bool filling_ = false;    // Filling() has been begun
+  uint64_t submitted_ = 0;     // chunks handed to the encoders
+  uint64_t written_ = 0;       // chunks whose output went to the sink
+  bool filling_ = false;       // Filling() has been begun
   std::vector<uint8_t> tail_;  // the stream's last kDeflateWindow bytes so far
   uint32_t crc_ = 0;
   uint64_t total_ = 0;

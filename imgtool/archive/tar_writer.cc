@@ -18,8 +18,7 @@ Status TarWriter::Open(Output out) {
   entry_.reset(archive_entry_new());
   if (!archive_ || !entry_) return MakeError(ErrorKind::kInternal, "tar: out of memory");
   struct archive* a = archive_.get();
-  if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-      archive_write_add_filter_none(a) != ARCHIVE_OK ||
+  if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_none(a) != ARCHIVE_OK ||
       // 0: no blocking, every write goes straight to OnWrite, and no padding of the last
       // record to 10 KiB (OCI layers from other tools end after the two zero blocks too).
       archive_write_set_bytes_per_block(a, 0) != ARCHIVE_OK) {
@@ -71,8 +70,7 @@ Status TarWriter::WriteData(const void* data, size_t len) {
 }
 
 Status TarWriter::Close() {
-  if (archive_write_close(archive_.get()) != ARCHIVE_OK)
-    return LibError("tar: finishing the stream");
+  if (archive_write_close(archive_.get()) != ARCHIVE_OK) return LibError("tar: finishing the stream");
   return Status::Ok();
 }
 

@@ -22,8 +22,8 @@ using Images = std::vector<std::unique_ptr<ImageBuild>>;
 
 Status CheckOutputReference(const ref::Reference& output) {
   if (!output.digest.empty()) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "build output " + output.str() + ": name the output by tag (the digest is what the build computes)");
+    return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
+                                                   ": name the output by tag (the digest is what the build computes)");
   }
   if (output.transport == ref::Transport::kDocker) {
     return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
@@ -101,7 +101,7 @@ Result<oci::Descriptor> WriteIndex(layout::LayoutWriter& writer, const std::vect
 // only: `ctr images import` unpacks every tagged entry and fails on an artifact.
 // Returns the document written beside the output (the provenance names its digest).
 Result<std::string> WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& out_dir, bool archive_out,
-                  const BuildResult& r) {
+                               const BuildResult& r) {
   std::string name = SbomImageName(spec.labels, opt.output.tag);
   if (!archive_out) {
     for (const auto& image : r.images) {

@@ -23,16 +23,16 @@ namespace imgtool::build {
 struct BuildOptions {
   std::string spec_path;
   ref::Reference output;
-  int64_t epoch = 0;  // SOURCE_DATE_EPOCH
+  int64_t epoch = 0;                                // SOURCE_DATE_EPOCH
   std::optional<archive::Compression> compression;  // overrides the spec's
   // --platform: build only this platform's image of a multi-platform spec (an image, not
   // an index); for a single-platform spec it must be the spec's platform.
   std::optional<oci::Platform> platform;
-  std::string cache_dir;  // empty: no cache
+  std::string cache_dir;             // empty: no cache
   std::string download_dir;          // where package URLs and registry bases are fetched to (fetch.h, base_image.h)
   remote::RegistryOptions registry;  // for a docker:// base
-  std::string lock_path;     // non-empty: --locked; refuse inputs that differ from this lock
-  std::string record_path;  // empty: "<output path>.build.json"
+  std::string lock_path;             // non-empty: --locked; refuse inputs that differ from this lock
+  std::string record_path;           // empty: "<output path>.build.json"
   // The provenance's builder (provenance.h, BuilderFrom): --builder-id, else the CI
   // variables the CLI read (GITHUB_*, GITLAB_CI, CI_*), else a local id.
   std::string builder_id;
@@ -79,11 +79,11 @@ struct BuildResult {
   oci::Descriptor manifest;
   bool is_index = false;
   std::vector<ImageResult> images;  // one per platform, in the spec's order
-  std::string output;       // the reference written
-  std::string record_path;  // the build record
-  std::string sbom_path;    // the SPDX SBOM beside the output (also stored in the layout)
-  std::string provenance_path;  // SLSA Provenance v1 beside the output (provenance.h)
-  std::string compression;      // "gzip", "zstd", "none"
+  std::string output;               // the reference written
+  std::string record_path;          // the build record
+  std::string sbom_path;            // the SPDX SBOM beside the output (also stored in the layout)
+  std::string provenance_path;      // SLSA Provenance v1 beside the output (provenance.h)
+  std::string compression;          // "gzip", "zstd", "none"
 };
 
 Result<BuildResult> Build(const BuildOptions& options);

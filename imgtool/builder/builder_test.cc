@@ -294,7 +294,8 @@ TEST(Builder, AFolderSwappedForASymlinkAfterPlanningIsNotFollowed) {
 
 TEST(MetadataLayer, UserClashesAreErrors) {
   UserSpec u{"trainer", 10001, 10001, "trainer", "/home/trainer", "/sbin/nologin"};
-  EXPECT_EQ(*PasswdWithUser("", u), "root:x:0:0:root:/root:/sbin/nologin\ntrainer:x:10001:10001::/home/trainer:/sbin/nologin\n");
+  EXPECT_EQ(*PasswdWithUser("", u),
+            "root:x:0:0:root:/root:/sbin/nologin\ntrainer:x:10001:10001::/home/trainer:/sbin/nologin\n");
   auto clash = PasswdWithUser("other:x:10001:10001::/:/bin/sh\n", u);
   ASSERT_FALSE(clash.ok());
   EXPECT_EQ(clash.error().message,

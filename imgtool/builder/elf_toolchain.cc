@@ -16,9 +16,9 @@ namespace imgtool::build {
 namespace {
 
 constexpr uint16_t kMaxSections = 4096;
-constexpr uint64_t kMaxNames = 1 << 20;       // .shstrtab
-constexpr uint64_t kMaxComment = 64 << 10;    // .comment
-constexpr uint64_t kFatbinScan = 8 << 20;     // the head of .nv_fatbin, where nvcc's note sits
+constexpr uint64_t kMaxNames = 1 << 20;     // .shstrtab
+constexpr uint64_t kMaxComment = 64 << 10;  // .comment
+constexpr uint64_t kFatbinScan = 8 << 20;   // the head of .nv_fatbin, where nvcc's note sits
 constexpr size_t kMaxStrings = 16;
 constexpr size_t kMaxStringLength = 200;
 constexpr std::string_view kNvcc = "Cuda compilation tools, release ";

@@ -57,9 +57,12 @@ void SetEnv(oci::Json& cfg, const std::map<std::string, std::string>& env) {
 
 const char* CompressionName(archive::Compression c) {
   switch (c) {
-    case archive::Compression::kGzip: return "gzip";
-    case archive::Compression::kZstd: return "zstd";
-    case archive::Compression::kNone: return "none";
+    case archive::Compression::kGzip:
+      return "gzip";
+    case archive::Compression::kZstd:
+      return "zstd";
+    case archive::Compression::kNone:
+      return "none";
   }
   return "gzip";
 }
@@ -259,11 +262,13 @@ Result<LayerOutcome> ImageBuild::AddLayer(const layout::LayoutWriter& out, const
     }
   }
   for (const auto& pkg : plan.packages) {
-    result.inputs.push_back({plan.name, std::string(PackageKindName(pkg.kind)) + ":" + pkg.source, pkg.sha256, pkg.size});
+    result.inputs.push_back(
+        {plan.name, std::string(PackageKindName(pkg.kind)) + ":" + pkg.source, pkg.sha256, pkg.size});
   }
   LayerOutcome o;
   o.name = plan.name;
-  o.descriptor = oci::Descriptor{written->media_type, written->digest, static_cast<int64_t>(written->size), {}, std::nullopt, {}};
+  o.descriptor =
+      oci::Descriptor{written->media_type, written->digest, static_cast<int64_t>(written->size), {}, std::nullopt, {}};
   o.diff_id = written->diff_id;
   o.file_digests = written->file_digests;
   o.cached = cached;

@@ -49,8 +49,8 @@ void TagPlatform(Lock& lock, const oci::Platform& platform) {
 }
 
 Lock OnlyPlatform(const Lock& lock, const oci::Platform& platform) {
-  bool per_platform = std::any_of(lock.inputs.begin(), lock.inputs.end(),
-                                  [](const LockInput& in) { return !in.platform.empty(); });
+  bool per_platform =
+      std::any_of(lock.inputs.begin(), lock.inputs.end(), [](const LockInput& in) { return !in.platform.empty(); });
   if (!per_platform) return lock;
   Lock out;
   for (const auto& in : lock.inputs) {
@@ -83,7 +83,8 @@ Result<Lock> MakeLock(const Spec& spec, const oci::Digest& base_manifest, const 
         auto d = DigestPlannedFile(e);
         if (!d.ok()) return d.error().Context("layer " + plan.name + ": " + plan.inputs[i]);
         if (d->size != e.size) {
-          return MakeError(ErrorKind::kIntegrity, "layer " + plan.name + ": " + plan.inputs[i] + " changed while locking");
+          return MakeError(ErrorKind::kIntegrity,
+                           "layer " + plan.name + ": " + plan.inputs[i] + " changed while locking");
         }
         in.sha256 = d->digest;
       }
@@ -235,8 +236,8 @@ Status CompareLock(const Lock& locked, const Lock& now, const std::string& lock_
     if (!seen.count(key(in))) problems.push_back(Label(in) + ": locked but no longer an input");
   }
   if (problems.empty()) return Status::Ok();
-  std::string msg = std::to_string(problems.size()) + " input" + (problems.size() == 1 ? "" : "s") +
-                    " differ from " + lock_name + " (run `imgtool lock SPEC` to accept them):";
+  std::string msg = std::to_string(problems.size()) + " input" + (problems.size() == 1 ? "" : "s") + " differ from " +
+                    lock_name + " (run `imgtool lock SPEC` to accept them):";
   for (const auto& p : problems) msg += "\n  " + p;
   return MakeError(ErrorKind::kIntegrity, msg);
 }

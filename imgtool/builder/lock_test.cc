@@ -42,17 +42,20 @@ TEST(Lock, CompareNamesEveryDifference) {
   EXPECT_EQ(s.error().kind, ErrorKind::kIntegrity);
   const std::string& m = s.error().message;
   EXPECT_NE(m.find("4 inputs differ from L"), std::string::npos) << m;
-  EXPECT_NE(m.find("layer cuda: wheel nvidia-nccl-cu13: sha256 locked '" + oci::Digest::Of("whl").str()), std::string::npos) << m;
+  EXPECT_NE(m.find("layer cuda: wheel nvidia-nccl-cu13: sha256 locked '" + oci::Digest::Of("whl").str()),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("version locked '2.28.9', now '2.29.0'"), std::string::npos) << m;
   EXPECT_NE(m.find("layer app: file /usr/bin/trainer: locked but no longer an input"), std::string::npos) << m;
   EXPECT_NE(m.find("layer app: file /usr/bin/new: not in the lock"), std::string::npos) << m;
 }
 
 TEST(Lock, MalformedFilesAreRefused) {
-  for (const char* bad : {"[]", "{\"lockVersion\": 2, \"inputs\": []}", "{\"lockVersion\": 1}",
-                          "{\"lockVersion\": 1, \"inputs\": [{\"kind\": \"file\", \"name\": \"a\", \"sha256\": \"x\", \"size\": 1}]}",
-                          "{\"lockVersion\": 1, \"inputs\": [{\"kind\": \"file\", \"name\": \"a\", \"size\": 1}]}",
-                          "{\"lockVersion\": 1, \"lockVersion\": 1, \"inputs\": []}", "{"}) {
+  for (const char* bad :
+       {"[]", "{\"lockVersion\": 2, \"inputs\": []}", "{\"lockVersion\": 1}",
+        "{\"lockVersion\": 1, \"inputs\": [{\"kind\": \"file\", \"name\": \"a\", \"sha256\": \"x\", \"size\": 1}]}",
+        "{\"lockVersion\": 1, \"inputs\": [{\"kind\": \"file\", \"name\": \"a\", \"size\": 1}]}",
+        "{\"lockVersion\": 1, \"lockVersion\": 1, \"inputs\": []}", "{"}) {
     auto r = ParseLock(bad, "imgtool.lock.json");
     EXPECT_FALSE(r.ok()) << bad;
   }
@@ -64,7 +67,8 @@ TEST(Lock, HashesTheFilesOfAPlannedLayer) {
   ASSERT_TRUE(fs::WriteFileAtomic(dir->path() + "/a.txt", "alpha\n").ok());
   std::string spec_path = dir->path() + "/spec.json";
   ASSERT_TRUE(fs::WriteFileAtomic(spec_path, R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
-    "layers":[{"name":"data","files":[{"src":"a.txt","dest":"/opt/"}]}]})").ok());
+    "layers":[{"name":"data","files":[{"src":"a.txt","dest":"/opt/"}]}]})")
+                  .ok());
   auto lock = LockSpec(spec_path, {});
   ASSERT_TRUE(lock.ok()) << lock.error().message;
   ASSERT_EQ(lock->inputs.size(), 1u);

@@ -21,8 +21,15 @@ LayerSpec Layer() {
 }
 
 PackageRecord Record() {
-  return {PackageKind::kDeb, "alpha", "1.0-1", oci::Digest::Of("deb"), 3, "old/path.deb",
-          "Package: alpha\nVersion: 1.0-1\n", {{"/usr/lib/libalpha.so.1", oci::Digest::Of("lib")}}, "$.old"};
+  return {PackageKind::kDeb,
+          "alpha",
+          "1.0-1",
+          oci::Digest::Of("deb"),
+          3,
+          "old/path.deb",
+          "Package: alpha\nVersion: 1.0-1\n",
+          {{"/usr/lib/libalpha.so.1", oci::Digest::Of("lib")}},
+          "$.old"};
 }
 
 }  // namespace

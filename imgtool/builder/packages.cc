@@ -11,7 +11,8 @@ namespace imgtool::build {
 
 namespace {
 
-Error Mismatch(const std::string& where, const std::string& what, const std::string& pinned, const std::string& actual) {
+Error Mismatch(const std::string& where, const std::string& what, const std::string& pinned,
+               const std::string& actual) {
   return MakeError(ErrorKind::kIntegrity,
                    where + "." + what + ": the spec pins '" + pinned + "' but the package says '" + actual + "'");
 }
@@ -140,8 +141,15 @@ Result<StagedPackage> StageDeb(const PackageSpec& p, const std::string& parent) 
   if (deb->name != p.name) return Mismatch(p.where, "name", p.name, deb->name);
   if (deb->version != p.version) return Mismatch(p.where, "version", p.version, deb->version);
   StagedPackage s;
-  s.record = {PackageKind::kDeb, deb->name, deb->version, file->digest, file->size, p.given,
-              pkg::DpkgStatusStanza(*deb), Libraries(deb->files, ""), p.where};
+  s.record = {PackageKind::kDeb,
+              deb->name,
+              deb->version,
+              file->digest,
+              file->size,
+              p.given,
+              pkg::DpkgStatusStanza(*deb),
+              Libraries(deb->files, ""),
+              p.where};
   s.staging = *dir;
   s.staged_digests = StagedDigests(deb->files);
   s.allow_setuid = p.allow_setuid;
@@ -171,7 +179,8 @@ Result<StagedPackage> StageWheel(const PackageSpec& p, const std::string& parent
   if (!in.ok()) return in.error().Context(p.where + ".src: " + p.given);
   auto wheel = pkg::UnpackWheel(**in, (*file)->digest().size, p.given, (*dir)->path(), pkg::UnpackLimits{});
   if (!wheel.ok()) return wheel.error().Context(p.where);
-  if (NormalizeWheelName(wheel->name) != NormalizeWheelName(p.name)) return Mismatch(p.where, "name", p.name, wheel->name);
+  if (NormalizeWheelName(wheel->name) != NormalizeWheelName(p.name))
+    return Mismatch(p.where, "name", p.name, wheel->name);
   if (wheel->version != p.version) return Mismatch(p.where, "version", p.version, wheel->version);
   StagedPackage s;
   const oci::FileDigest& pinned = (*file)->digest();
@@ -246,9 +255,12 @@ std::string NormalizeWheelName(const std::string& name) {
 
 Result<StagedPackage> StagePackage(const PackageSpec& spec, const std::string& staging_parent) {
   switch (spec.kind) {
-    case PackageKind::kDeb: return StageDeb(spec, staging_parent);
-    case PackageKind::kWheel: return StageWheel(spec, staging_parent);
-    case PackageKind::kInstalledWheel: return StageInstalledWheel(spec);
+    case PackageKind::kDeb:
+      return StageDeb(spec, staging_parent);
+    case PackageKind::kWheel:
+      return StageWheel(spec, staging_parent);
+    case PackageKind::kInstalledWheel:
+      return StageInstalledWheel(spec);
   }
   return MakeError(ErrorKind::kInternal, spec.where + ": unknown package kind");
 }

@@ -37,14 +37,14 @@ struct PackageLibrary {
 // What one package contributes to the image besides its files.
 struct PackageRecord {
   PackageKind kind = PackageKind::kDeb;
-  std::string name;     // as the package declares it
+  std::string name;  // as the package declares it
   std::string version;
-  oci::Digest sha256;   // the package file's; an installed wheel's RECORD digest
-  uint64_t size = 0;    // the package file's bytes; an installed wheel's files' total
-  std::string source;   // as the spec names it (src or dist_info)
-  std::string status_stanza;  // debs: dpkg's status stanza
+  oci::Digest sha256;                     // the package file's; an installed wheel's RECORD digest
+  uint64_t size = 0;                      // the package file's bytes; an installed wheel's files' total
+  std::string source;                     // as the spec names it (src or dist_info)
+  std::string status_stanza;              // debs: dpkg's status stanza
   std::vector<PackageLibrary> libraries;  // regular *.so* files, sorted by path
-  std::string where;    // "$.layers[0].debs[1]"
+  std::string where;                      // "$.layers[0].debs[1]"
 };
 
 struct StagedPackage {

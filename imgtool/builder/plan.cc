@@ -33,7 +33,9 @@ struct Found {
   std::string content_id;
 };
 
-Error Bad(const std::string& where, const std::string& why) { return MakeError(ErrorKind::kInvalidInput, where + ": " + why); }
+Error Bad(const std::string& where, const std::string& why) {
+  return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
+}
 
 std::string StripSlashes(std::string p) {
   while (!p.empty() && p.front() == '/') p.erase(p.begin());
@@ -44,7 +46,8 @@ std::string StripSlashes(std::string p) {
 bool IsGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 bool Inside(const std::string& path, const std::string& root) {
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
+  return path == root ||
+         (path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/');
 }
 
 Result<std::string> RealPath(const std::string& p, const std::string& where) {
@@ -163,7 +166,8 @@ Status PlanFile(const FileSpec& f, const std::string& root, std::vector<Found>& 
   }
   bool into_folder = f.dest.back() == '/';
   if (names.size() > 1 && !into_folder) {
-    return Bad(f.where + ".dest", "'" + f.src + "' matches several files; end dest with '/' to copy them into a folder");
+    return Bad(f.where + ".dest",
+               "'" + f.src + "' matches several files; end dest with '/' to copy them into a folder");
   }
   std::string dest = StripSlashes(f.dest);
   for (const auto& name : names) {
@@ -240,7 +244,8 @@ Result<std::vector<Entry>> Normalize(std::vector<Entry> entries, std::vector<std
     if (it != sorted.end()) {
       // One folder may be named twice with the same metadata; anything else is ambiguous.
       if (e.type == EntryType::kDir && SameMeta(it->second.first, e)) continue;
-      return MakeError(ErrorKind::kInvalidInput, "/" + e.path + " comes from two sources with different contents or metadata");
+      return MakeError(ErrorKind::kInvalidInput,
+                       "/" + e.path + " comes from two sources with different contents or metadata");
     }
     std::string key = e.path;  // copied first: the entry itself is moved into the map
     sorted.emplace(std::move(key), std::make_pair(std::move(e), input));
@@ -261,7 +266,8 @@ Result<std::vector<Entry>> Normalize(std::vector<Entry> entries, std::vector<std
       d.mode = 0755;
       sorted.emplace(p, std::make_pair(d, std::string()));
     } else if (it->second.first.type != EntryType::kDir) {
-      return MakeError(ErrorKind::kInvalidInput, "/" + p + " is a file in the layer but also the folder of other entries");
+      return MakeError(ErrorKind::kInvalidInput,
+                       "/" + p + " is a file in the layer but also the folder of other entries");
     }
   }
   // std::map orders by bytes; a parent is a prefix of its children, so it comes first.

@@ -57,7 +57,6 @@ struct PlanOptions {
 Result<PlannedLayer> PlanLayer(const LayerSpec& layer, const PlanOptions& options = {});
 
 // Sorts, adds missing parent folders (0755, 0:0) and refuses conflicting duplicates.
-Result<std::vector<archive::Entry>> Normalize(std::vector<archive::Entry> entries,
-                                              std::vector<std::string>* inputs);
+Result<std::vector<archive::Entry>> Normalize(std::vector<archive::Entry> entries, std::vector<std::string>* inputs);
 
 }  // namespace imgtool::build

@@ -113,7 +113,8 @@ TEST(Plan, ConflictsAndSetuidAreRefused) {
   EXPECT_EQ(conflict.error().message, "$.layers[0]: /x comes from two sources with different contents or metadata");
   auto file_as_folder = PlanLayer(c.Layer({Copy("a", "/x"), Copy("b", "/x/")}));
   ASSERT_FALSE(file_as_folder.ok());
-  EXPECT_EQ(file_as_folder.error().message, "$.layers[0]: /x is a file in the layer but also the folder of other entries");
+  EXPECT_EQ(file_as_folder.error().message,
+            "$.layers[0]: /x is a file in the layer but also the folder of other entries");
   auto suid = PlanLayer(c.Layer({Copy("s", "/s")}));
   ASSERT_FALSE(suid.ok());
   FileSpec allowed = Copy("s", "/s");

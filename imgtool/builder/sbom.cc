@@ -249,16 +249,15 @@ Status CheckUniqueIds(const Json& packages) {
 Result<std::string> Document(const std::string& name, const oci::Digest& described, int64_t epoch,
                              const std::string& tool_version, Json packages, Json relationships) {
   IMGTOOL_TRY(CheckUniqueIds(packages));
-  Json doc = {
-      {"spdxVersion", "SPDX-2.3"},
-      {"dataLicense", "CC0-1.0"},
-      {"SPDXID", "SPDXRef-DOCUMENT"},
-      {"name", name},
-      {"documentNamespace", "https://imgtool.invalid/spdx/" + PurlEncode(name) + "/sha256-" + described.hex()},
-      {"creationInfo",
-       {{"created", oci::Rfc3339(epoch)}, {"creators", Json::array({"Tool: imgtool-" + tool_version})}}},
-      {"packages", std::move(packages)},
-      {"relationships", std::move(relationships)}};
+  Json doc = {{"spdxVersion", "SPDX-2.3"},
+              {"dataLicense", "CC0-1.0"},
+              {"SPDXID", "SPDXRef-DOCUMENT"},
+              {"name", name},
+              {"documentNamespace", "https://imgtool.invalid/spdx/" + PurlEncode(name) + "/sha256-" + described.hex()},
+              {"creationInfo",
+               {{"created", oci::Rfc3339(epoch)}, {"creators", Json::array({"Tool: imgtool-" + tool_version})}}},
+              {"packages", std::move(packages)},
+              {"relationships", std::move(relationships)}};
   auto bytes = oci::CanonicalJson(doc);
   if (!bytes.ok()) return bytes.error().Context("SBOM");
   return *bytes + "\n";
@@ -269,8 +268,8 @@ Result<std::string> Document(const std::string& name, const oci::Digest& describ
 Result<std::string> SpdxJson(const SbomInput& in) {
   if (in.manifest.digest.empty()) return MakeError(ErrorKind::kInternal, "SBOM: no image manifest digest");
   const std::string& name = in.image_name;
-  Json packages = Json::array({ContainerPackage(std::string(kImageId), name, in.manifest.digest,
-                                                OciPurl(name, in.manifest.digest))});
+  Json packages = Json::array(
+      {ContainerPackage(std::string(kImageId), name, in.manifest.digest, OciPurl(name, in.manifest.digest))});
   Json relationships = Json::array({Relationship("SPDXRef-DOCUMENT", "DESCRIBES", kImageId)});
   PackageIds ids;
   for (const auto& r : in.packages) ids.Add(r, "");

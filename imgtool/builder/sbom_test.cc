@@ -132,8 +132,11 @@ TEST(Sbom, DocumentFields) {
 // "SPDXRef-image", and a package's readable part plus 8 hex digits of its exact key.
 TEST(Sbom, PackageIdsAreTheReadablePartAndAShortHash) {
   auto doc = *oci::ParseJson(*SpdxJson(Input()), "sbom");
-  EXPECT_EQ(doc["packages"][1]["SPDXID"],
-            "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(std::string("deb\0alpha\0" "1:2.3-4", 17)).hex().substr(0, 8));
+  EXPECT_EQ(doc["packages"][1]["SPDXID"], "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(std::string("deb\0alpha\0"
+                                                                                                     "1:2.3-4",
+                                                                                                     17))
+                                                                             .hex()
+                                                                             .substr(0, 8));
 }
 
 SbomIndexInput IndexOf(const std::vector<oci::Platform>& platforms) {
@@ -144,7 +147,8 @@ SbomIndexInput IndexOf(const std::vector<oci::Platform>& platforms) {
   for (const auto& p : platforms) {
     SbomPlatformImage image;
     image.platform = p;
-    image.manifest = {std::string(oci::kMediaTypeManifest), oci::Digest::Of(oci::PlatformString(p)), 8, {}, std::nullopt};
+    image.manifest = {
+        std::string(oci::kMediaTypeManifest), oci::Digest::Of(oci::PlatformString(p)), 8, {}, std::nullopt};
     image.packages = {Deb("alpha", "1:2.3-4", p.architecture)};
     in.images.push_back(image);
   }
@@ -165,8 +169,11 @@ bool AllUnique(std::vector<std::string> ids) {
 // Two platforms whose names differ only in punctuation once gave one SPDXID to two
 // images. The platform is encoded injectively; the usual ones keep their ids.
 TEST(Sbom, PlatformsThatDifferInPunctuationGetTwoIds) {
-  auto json = SpdxIndexJson(IndexOf({{"linux", "arm64", "v8"}, {"linux", "arm64-v8", ""}, {"linux", "amd64", ""},
-                                     {"linux", "arm64.v8", ""}, {"linux", "arm64_v8", ""}}));
+  auto json = SpdxIndexJson(IndexOf({{"linux", "arm64", "v8"},
+                                     {"linux", "arm64-v8", ""},
+                                     {"linux", "amd64", ""},
+                                     {"linux", "arm64.v8", ""},
+                                     {"linux", "arm64_v8", ""}}));
   ASSERT_TRUE(json.ok()) << json.error().message;
   auto doc = *oci::ParseJson(*json, "sbom");
   auto ids = Ids(doc);
@@ -217,7 +224,8 @@ TEST(Sbom, PackagesWhoseShortIdsCollideGetTheWholeHash) {
   for (const auto& p : doc["packages"]) id_of[p["name"]] = p["SPDXID"];
   EXPECT_EQ(id_of[a], readable + oci::Digest::Of(DebKey(a, "1")).hex());
   EXPECT_EQ(id_of[b], readable + oci::Digest::Of(DebKey(b, "1")).hex());
-  EXPECT_EQ(id_of["alpha"], "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(DebKey("alpha", "1:2.3-4")).hex().substr(0, 8));
+  EXPECT_EQ(id_of["alpha"],
+            "SPDXRef-deb-alpha-1-2.3-4-" + oci::Digest::Of(DebKey("alpha", "1:2.3-4")).hex().substr(0, 8));
 }
 
 // Uniqueness is asserted before anything is written, whatever built the ids.
@@ -320,6 +328,5 @@ TEST(Sbom, RefusesAFolderThatIsNotALayout) {
   EXPECT_EQ(r.error().message, "storing SBOM: subject: " + dir + ": blob " + image.digest.str() +
                                    " (application/vnd.oci.image.manifest.v1+json): missing");
 }
-
 
 }  // namespace imgtool::build

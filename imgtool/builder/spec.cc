@@ -27,8 +27,9 @@ Error Bad(const std::string& where, const std::string& why) {
 
 // "$.env.PATH", or "$.env."A B"" for a key that is not a plain name (quoted, escaped).
 std::string Member(const std::string& where, const std::string& key) {
-  bool plain = !key.empty() && key.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
-                                   std::string::npos;
+  bool plain =
+      !key.empty() &&
+      key.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
   return where + "." + (plain ? key : oci::Quoted(key));
 }
 
@@ -100,7 +101,9 @@ Status GetOwner(const Json& j, const std::string& where, FileSpec& f) {
   if (!j["owner"].is_string()) return Bad(where + ".owner", "want \"UID:GID\"");
   std::string s = j["owner"].get<std::string>();
   auto colon = s.find(':');
-  auto digits = [](const std::string& x) { return !x.empty() && x.size() < 10 && x.find_first_not_of("0123456789") == std::string::npos; };
+  auto digits = [](const std::string& x) {
+    return !x.empty() && x.size() < 10 && x.find_first_not_of("0123456789") == std::string::npos;
+  };
   if (colon == std::string::npos || !digits(s.substr(0, colon)) || !digits(s.substr(colon + 1))) {
     return Bad(where + ".owner", oci::Quoted(s, '\'') + " is not numeric \"UID:GID\"");
   }
@@ -177,7 +180,8 @@ Result<FileSpec> ParseFile(const Json& j, const std::string& where) {
   if (f.src.empty()) return Bad(where + ".src", "must not be empty");
   if (f.src[0] == '/') return Bad(where + ".src", oci::Quoted(f.src, '\'') + " must be relative to the layer root");
   if (HasDotDot(f.src)) return Bad(where + ".src", oci::Quoted(f.src, '\'') + " escapes the layer root with '..'");
-  if (f.dest.empty() || f.dest[0] != '/') return Bad(where + ".dest", oci::Quoted(f.dest, '\'') + " must be an absolute path in the image");
+  if (f.dest.empty() || f.dest[0] != '/')
+    return Bad(where + ".dest", oci::Quoted(f.dest, '\'') + " must be an absolute path in the image");
   if (HasDotDot(f.dest)) return Bad(where + ".dest", oci::Quoted(f.dest, '\'') + " must not contain '..'");
   if (j.contains("mode")) {
     auto m = GetMode(j, "mode", where);
@@ -215,7 +219,8 @@ Result<oci::Digest> GetSha256(const Json& j, const std::string& key, const std::
 Result<std::string> GetPrefix(const Json& j, const std::string& where) {
   auto p = GetString(j, "prefix", where, true);
   if (!p.ok()) return p.error();
-  if (p->empty() || (*p)[0] != '/') return Bad(where + ".prefix", oci::Quoted(*p, '\'') + " must be an absolute path in the image");
+  if (p->empty() || (*p)[0] != '/')
+    return Bad(where + ".prefix", oci::Quoted(*p, '\'') + " must be an absolute path in the image");
   if (HasDotDot(*p)) return Bad(where + ".prefix", oci::Quoted(*p, '\'') + " must not contain '..'");
   std::string rel = *p;
   while (!rel.empty() && rel.front() == '/') rel.erase(rel.begin());
@@ -239,7 +244,8 @@ Result<PackageSpec> ParsePackage(const Json& j, PackageKind kind, const std::str
   p.kind = kind;
   p.where = where;
   if (kind == PackageKind::kInstalledWheel) {
-    IMGTOOL_TRY(OnlyKeys(j, where, {"dist_info", "root", "strip_prefix", "name", "version", "prefix", "record_sha256", "platforms"}));
+    IMGTOOL_TRY(OnlyKeys(
+        j, where, {"dist_info", "root", "strip_prefix", "name", "version", "prefix", "record_sha256", "platforms"}));
     auto dist = GetString(j, "dist_info", where, true);
     if (!dist.ok()) return dist.error();
     auto root = GetString(j, "root", where, true);
@@ -332,7 +338,8 @@ Status ParseUser(const Json& j, Spec& spec) {
   auto home = GetString(j, "home", where, false);
   if (!home.ok()) return home.error();
   spec.user.home = home->empty() ? "/home/" + *name : *home;
-  if (spec.user.home[0] != '/' || HasDotDot(spec.user.home)) return Bad(where + ".home", "want an absolute path without '..'");
+  if (spec.user.home[0] != '/' || HasDotDot(spec.user.home))
+    return Bad(where + ".home", "want an absolute path without '..'");
   if (Status st = rootfs::CheckAccountField(spec.user.home); !st.ok()) return Bad(where + ".home", st.error().message);
   if (j.contains("shell")) {
     auto shell = GetString(j, "shell", where, true);
@@ -355,7 +362,8 @@ Status ParseLayers(const Json& j, const std::string& dir, Spec& spec) {
     auto name = GetString(j[i], "name", where, false);
     if (!name.ok()) return name.error();
     layer.name = name->empty() ? "layer" + std::to_string(i) : *name;
-    if (!names.insert(layer.name).second) return Bad(where + ".name", oci::Quoted(layer.name, '\'') + " is used by another layer");
+    if (!names.insert(layer.name).second)
+      return Bad(where + ".name", oci::Quoted(layer.name, '\'') + " is used by another layer");
     auto root = GetString(j[i], "root", where, false);
     if (!root.ok()) return root.error();
     layer.root = root->empty() ? dir : Absolute(dir, *root);
@@ -393,9 +401,12 @@ Status ParseStack(const Json& j, Spec& spec) {
 
 const char* PackageKindName(PackageKind k) {
   switch (k) {
-    case PackageKind::kDeb: return "deb";
-    case PackageKind::kWheel: return "wheel";
-    case PackageKind::kInstalledWheel: return "installed-wheel";
+    case PackageKind::kDeb:
+      return "deb";
+    case PackageKind::kWheel:
+      return "wheel";
+    case PackageKind::kInstalledWheel:
+      return "installed-wheel";
   }
   return "deb";
 }
@@ -421,8 +432,9 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   spec.digest = oci::Digest::Of(raw);
   auto ctx = [&](const Error& e) { return e.Context(name); };
   if (auto s = RefuseNulBytes(j); !s.ok()) return ctx(s.error());
-  Status st = OnlyKeys(j, "$", {"base", "platform", "platforms", "user", "compression", "layers", "env", "workdir",
-                                "entrypoint", "cmd", "labels", "stack"});
+  Status st = OnlyKeys(j, "$",
+                       {"base", "platform", "platforms", "user", "compression", "layers", "env", "workdir",
+                        "entrypoint", "cmd", "labels", "stack"});
   if (!st.ok()) return ctx(st.error());
   if (!j.contains("base")) return ctx(Bad("$.base", "required (\"scratch\" or an image pinned by digest)"));
   auto base = ParseBaseSpec(j["base"], dir);
@@ -431,7 +443,8 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
   if (!j.contains("user")) return ctx(Bad("$.user", "required: images run as a non-root user {name, uid, gid}"));
   if (auto s = ParseUser(j["user"], spec); !s.ok()) return ctx(s.error());
   if (j.contains("platform")) {
-    if (auto s = OnlyKeys(j["platform"], "$.platform", {"os", "architecture", "variant"}); !s.ok()) return ctx(s.error());
+    if (auto s = OnlyKeys(j["platform"], "$.platform", {"os", "architecture", "variant"}); !s.ok())
+      return ctx(s.error());
     auto p = GetStringMap(j["platform"], "$.platform");
     if (!p.ok()) return ctx(p.error());
     if (p->count("os")) spec.platform.os = (*p)["os"];
@@ -457,7 +470,8 @@ Result<Spec> ParseSpec(std::string_view raw, const std::string& dir, const std::
     auto env = GetStringMap(j["env"], "$.env");
     if (!env.ok()) return ctx(env.error());
     for (const auto& [k, v] : *env) {
-      if (k.empty() || k.find('=') != std::string::npos) return ctx(Bad(Member("$.env", k), "not a valid variable name"));
+      if (k.empty() || k.find('=') != std::string::npos)
+        return ctx(Bad(Member("$.env", k), "not a valid variable name"));
     }
     spec.env = *env;
   }

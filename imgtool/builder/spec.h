@@ -22,8 +22,8 @@
 namespace imgtool::build {
 
 struct FileSpec {
-  std::string src;   // relative to the layer root; the last component may be a glob
-  std::string dest;  // absolute in-image path; a trailing "/" means "into this folder"
+  std::string src;                   // relative to the layer root; the last component may be a glob
+  std::string dest;                  // absolute in-image path; a trailing "/" means "into this folder"
   std::optional<uint32_t> mode;      // for regular files
   std::optional<uint32_t> dir_mode;  // for folders
   uint32_t uid = 0;
@@ -32,7 +32,7 @@ struct FileSpec {
   // Not from JSON: set for package staging trees, whose modes are kept as unpacked.
   bool keep_modes = false;
   std::vector<oci::Platform> platforms;  // only in these images; empty: every platform (spec_platforms.h)
-  std::string where;  // "$.layers[0].files[1]"
+  std::string where;                     // "$.layers[0].files[1]"
 };
 
 // A package input of a layer: a .deb, a wheel, or a wheel already installed on this
@@ -42,8 +42,8 @@ const char* PackageKindName(PackageKind k);  // "deb", "wheel", "installed-wheel
 
 struct PackageSpec {
   PackageKind kind = PackageKind::kDeb;
-  std::string src;        // deb, wheel: absolute path of the package file (a URL's: set when fetched)
-  std::string url;        // deb, wheel: src when it is http://, https:// or file:// (builder/fetch.h)
+  std::string src;  // deb, wheel: absolute path of the package file (a URL's: set when fetched)
+  std::string url;  // deb, wheel: src when it is http://, https:// or file:// (builder/fetch.h)
   // deb, wheel from a URL: the download, hashed to the pin by fetch and read through this
   // descriptor from then on (never reopened by its name in the cache). Set when fetched.
   std::shared_ptr<const fs::HashedFile> fetched;
@@ -51,24 +51,24 @@ struct PackageSpec {
   // is for the download only: this is what records, the lock, the SBOM and messages show);
   // installed: dist_info as written.
   std::string given;
-  oci::Digest sha256;     // deb, wheel: required pin of the file's bytes
-  std::string name;       // expected Package: / METADATA Name:
-  std::string version;    // expected Version:
+  oci::Digest sha256;         // deb, wheel: required pin of the file's bytes
+  std::string name;           // expected Package: / METADATA Name:
+  std::string version;        // expected Version:
   bool allow_setuid = false;  // deb
-  std::string prefix;     // wheel, installed: in-image folder, relative ("usr/lib/python3/dist-packages")
-  std::string dist_info;  // installed: absolute path of the *.dist-info folder
-  std::string site_root;  // installed: absolute folder RECORD paths resolve under
-  std::string strip_prefix;  // installed: RECORD path prefix dropped on this machine ("nvidia/cu13/")
+  std::string prefix;         // wheel, installed: in-image folder, relative ("usr/lib/python3/dist-packages")
+  std::string dist_info;      // installed: absolute path of the *.dist-info folder
+  std::string site_root;      // installed: absolute folder RECORD paths resolve under
+  std::string strip_prefix;   // installed: RECORD path prefix dropped on this machine ("nvidia/cu13/")
   std::optional<oci::Digest> record_sha256;  // installed: optional pin of RECORD's bytes
   std::vector<oci::Platform> platforms;      // only in these images; empty: every platform
-  std::string where;      // "$.layers[0].debs[1]"
+  std::string where;                         // "$.layers[0].debs[1]"
 };
 
 struct LayerSpec {
   std::string name;
   std::string root;  // absolute folder that sources are confined to
   std::vector<FileSpec> files;
-  std::vector<PackageSpec> packages;  // debs, then wheels, then installed_wheels, in spec order
+  std::vector<PackageSpec> packages;     // debs, then wheels, then installed_wheels, in spec order
   std::vector<oci::Platform> platforms;  // only in these images; empty: every platform
   std::string where;
 };
@@ -92,7 +92,7 @@ struct BaseSpec {
 };
 
 struct Spec {
-  std::string dir;    // folder of the spec file: relative paths resolve against it
+  std::string dir;     // folder of the spec file: relative paths resolve against it
   oci::Digest digest;  // sha256 of the spec file's bytes
   BaseSpec base;
   oci::Platform platform{"linux", "amd64", ""};

@@ -49,7 +49,8 @@ std::vector<T> Filtered(const std::vector<T>& entries, const oci::Platform& p) {
 }  // namespace
 
 Result<std::vector<oci::Platform>> ParsePlatformList(const oci::Json& j, const std::string& where) {
-  if (!j.is_array() || j.empty()) return Bad(where, "want a non-empty array such as [\"linux/amd64\", \"linux/arm64\"]");
+  if (!j.is_array() || j.empty())
+    return Bad(where, "want a non-empty array such as [\"linux/amd64\", \"linux/arm64\"]");
   std::vector<oci::Platform> out;
   for (size_t i = 0; i < j.size(); ++i) {
     std::string w = where + "[" + std::to_string(i) + "]";

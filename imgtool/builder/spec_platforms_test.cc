@@ -60,7 +60,8 @@ TEST(SpecPlatforms, ResolvesEachPlatform) {
 
 TEST(SpecPlatforms, SinglePlatformSpecsResolveToThemselves) {
   auto s = ParseSpec(R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
-    "platform":{"architecture":"arm64"},"layers":[{"files":[{"src":"a","dest":"/a"}]}]})", "/ctx", "spec.json");
+    "platform":{"architecture":"arm64"},"layers":[{"files":[{"src":"a","dest":"/a"}]}]})",
+                     "/ctx", "spec.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_EQ(SpecPlatforms(*s).size(), 1u);
   auto same = ForPlatform(*s, P("linux/arm64"));
@@ -79,8 +80,11 @@ TEST(SpecPlatforms, BadListsAndFiltersNameTheirPath) {
   EXPECT_NE(ErrorOf(head + R"("platforms":["amd64"],)" + layer).find("$.platforms[0]"), std::string::npos);
   EXPECT_EQ(ErrorOf(head + R"("platforms":["linux/amd64"],"platform":{"os":"linux"},)" + layer),
             "spec.json: $.platforms: name the platforms here or in $.platform, not both");
-  EXPECT_EQ(ErrorOf(head + R"("platforms":["linux/amd64"],"layers":[{"files":[{"src":"a","dest":"/a","platforms":["linux/s390x"]}]}]})"),
-            "spec.json: $.layers[0].files[0].platforms: linux/s390x is not in $.platforms (linux/amd64)");
+  EXPECT_EQ(
+      ErrorOf(
+          head +
+          R"("platforms":["linux/amd64"],"layers":[{"files":[{"src":"a","dest":"/a","platforms":["linux/s390x"]}]}]})"),
+      "spec.json: $.layers[0].files[0].platforms: linux/s390x is not in $.platforms (linux/amd64)");
   EXPECT_EQ(ErrorOf(head + R"("layers":[{"platforms":["linux/amd64"],"files":[{"src":"a","dest":"/a"}]}]})"),
             "spec.json: $.layers[0].platforms: the spec names no platforms ($.platforms)");
 }
@@ -88,7 +92,8 @@ TEST(SpecPlatforms, BadListsAndFiltersNameTheirPath) {
 TEST(SpecPlatforms, ALayerLeftEmptyForAPlatformIsNamed) {
   auto s = ParseSpec(R"({"base":"scratch","user":{"name":"t","uid":10001,"gid":10001},
     "platforms":["linux/amd64","linux/arm64"],
-    "layers":[{"name":"bin","files":[{"src":"a","dest":"/a","platforms":["linux/amd64"]}]}]})", "/ctx", "spec.json");
+    "layers":[{"name":"bin","files":[{"src":"a","dest":"/a","platforms":["linux/amd64"]}]}]})",
+                     "/ctx", "spec.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_TRUE(ForPlatform(*s, P("linux/amd64")).ok());
   auto arm = ForPlatform(*s, P("linux/arm64"));

@@ -72,8 +72,7 @@ TEST(Spec, NulBytesAreRefusedInEveryField) {
   const std::string why = " holds a NUL byte, which no path, name or environment entry can carry";
   const std::string file = R"([{"files":[{"src":"a","dest":"/x"}]}])";
   const std::pair<std::string, std::string> cases[] = {
-      {SpecWith(R"([{"files":[{"src":"a","dest":"/x\u0000y"}]}])"),
-       R"($.layers[0].files[0].dest: "/x\x00y")"},
+      {SpecWith(R"([{"files":[{"src":"a","dest":"/x\u0000y"}]}])"), R"($.layers[0].files[0].dest: "/x\x00y")"},
       {SpecWith(R"([{"files":[{"src":"a\u0000/b","dest":"/x"}]}])"), R"($.layers[0].files[0].src: "a\x00/b")"},
       {SpecWith(R"([{"name":"l\u0000","files":[{"src":"a","dest":"/x"}]}])"), R"($.layers[0].name: "l\x00")"},
       {SpecWith(R"([{"root":"r\u0000","files":[{"src":"a","dest":"/x"}]}])"), R"($.layers[0].root: "r\x00")"},
@@ -93,7 +92,8 @@ TEST(Spec, NulBytesAreRefusedInEveryField) {
   // names them, never raw.
   EXPECT_EQ(ErrorOf(SpecWith(R"([{"files":[{"src":"a","dest":"rel\n\u001b[2J"}]}])")),
             R"(spec.json: $.layers[0].files[0].dest: 'rel\n\x1b[2J' must be an absolute path in the image)");
-  EXPECT_EQ(ErrorOf(SpecWith(file, R"(,"env":{"A\nB=":"1"})")), R"(spec.json: $.env."A\nB=": not a valid variable name)");
+  EXPECT_EQ(ErrorOf(SpecWith(file, R"(,"env":{"A\nB=":"1"})")),
+            R"(spec.json: $.env."A\nB=": not a valid variable name)");
 }
 
 TEST(Spec, UserMustNotBeRoot) {
@@ -122,9 +122,9 @@ TEST(Spec, BaseMustBePinnedByDigest) {
   std::string layers = R"(,"layers":[]})";
   EXPECT_EQ(ErrorOf(std::string(R"({"base":{"layout":"b"},)") + kUser + layers),
             "spec.json: $.base.digest: required: a base image is pinned by its manifest digest");
-  auto s = ParseSpec(std::string(R"({"base":{"layout":"b","digest":"sha256:)") + std::string(64, 'a') + R"("},)" +
-                         kUser + layers,
-                     "/ctx", "spec.json");
+  auto s = ParseSpec(
+      std::string(R"({"base":{"layout":"b","digest":"sha256:)") + std::string(64, 'a') + R"("},)" + kUser + layers,
+      "/ctx", "spec.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_FALSE(s->base.scratch);
   EXPECT_FALSE(s->base.registry());
@@ -209,9 +209,11 @@ TEST(Spec, ParsesPackages) {
   const std::string hex(64, 'a');
   auto s = ParseSpec(SpecWith(R"([{"debs":[{"src":"d/x.deb","sha256":")" + hex +
                               R"(","name":"x","version":"1-1","allow_setuid":true}],
-      "wheels":[{"src":"w.whl","sha256":"sha256:)" + hex + R"(","name":"w","version":"2","prefix":"/opt/py/"}],
+      "wheels":[{"src":"w.whl","sha256":"sha256:)" +
+                              hex + R"(","name":"w","version":"2","prefix":"/opt/py/"}],
       "installed_wheels":[{"dist_info":"di","root":"/site","strip_prefix":"nvidia/cu13/","name":"n","version":"3",
-      "prefix":"/usr/local/cuda","record_sha256":")" + hex + R"("}]}])"),
+      "prefix":"/usr/local/cuda","record_sha256":")" +
+                              hex + R"("}]}])"),
                      "/ctx", "spec.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   const auto& p = s->layers[0].packages;

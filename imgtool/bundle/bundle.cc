@@ -39,20 +39,24 @@ Error LayerError(Error e) {
 Status UnpackLayer(const oci::Layer& layer, uint32_t index, rootfs::Applier& applier, DiskWriter& writer,
                    const UnpackOptions& options) {
   applier.BeginLayer(index);
-  Status st = archive::ExtractLayer(layer, [&](const archive::TarHeader& h, const archive::ReadContent& read) -> Status {
-    IMGTOOL_TRY(Cancelled(options));
-    auto placed = applier.Apply(h);
-    if (!placed.ok()) return Status(placed.error());
-    Status written = writer.Write(*placed, h, [&](const archive::ContentBlock& block) -> Status {
-      return read([&](uint64_t offset, const void* data, size_t size) -> Status {
+  Status st =
+      archive::ExtractLayer(layer, [&](const archive::TarHeader& h, const archive::ReadContent& read) -> Status {
         IMGTOOL_TRY(Cancelled(options));
-        return block(offset, data, size);
+        auto placed = applier.Apply(h);
+        if (!placed.ok()) return Status(placed.error());
+        Status written = writer.Write(
+            *placed, h,
+            [&](const archive::ContentBlock& block) -> Status {
+              return read([&](uint64_t offset, const void* data, size_t size) -> Status {
+                IMGTOOL_TRY(Cancelled(options));
+                return block(offset, data, size);
+              });
+            },
+            applier);
+        if (written.ok()) return written;
+        return Status(written.error().Context("layer " + layer.digest().str() + ": entry " +
+                                              rootfs::internal::QuoteName(h.name)));
       });
-    }, applier);
-    if (written.ok()) return written;
-    return Status(written.error().Context("layer " + layer.digest().str() + ": entry " +
-                                          rootfs::internal::QuoteName(h.name)));
-  });
   if (!st.ok()) return LayerError(st.error());
   applier.EndLayer();
   return Status::Ok();

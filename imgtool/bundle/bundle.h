@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "bundle/disk_writer.h"
 #include "oci/digest.h"
 #include "oci/image.h"
-#include "bundle/disk_writer.h"
 #include "oci/result.h"
 #include "rootfs/image_fs.h"
 
 namespace imgtool::bundle {
 
 struct UnpackOptions {
-  bool chown = false;  // give nodes the headers' owners (needs root)
-  bool force = false;  // replace an existing bundle at DIR (one with a config.json)
+  bool chown = false;                         // give nodes the headers' owners (needs root)
+  bool force = false;                         // replace an existing bundle at DIR (one with a config.json)
   const std::atomic<bool>* cancel = nullptr;  // set (by a signal handler): stop, clean up
   rootfs::Limits limits;
 };

@@ -236,7 +236,9 @@ Status DiskWriter::Special(int parent, const std::string& name, const archive::T
   // runc makes /dev itself; a device node in a layer is never what a training image
   // needs, and as non-root it cannot be made (umoci --rootless skips it). Refused.
   if (h.special != S_IFIFO) {
-    const char* what = h.special == S_IFCHR ? "a character device" : h.special == S_IFBLK ? "a block device" : "a socket";
+    const char* what = h.special == S_IFCHR   ? "a character device"
+                       : h.special == S_IFBLK ? "a block device"
+                                              : "a socket";
     return MakeError(ErrorKind::kInvalidInput, std::string(what) + ": unpack makes no device nodes or sockets");
   }
   if (::mkfifoat(parent, name.c_str(), 0600) != 0) return Errno("making FIFO");

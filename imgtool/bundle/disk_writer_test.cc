@@ -247,9 +247,9 @@ TEST(DiskWriter, AHardlinkSharesTheInodeAndTakesItsHeadersMode) {
   TarHeader f = Header("bin/tool", HeaderType::kFile, 0755);
   f.size = 2;
   ASSERT_EQ(WriteError(w, Create("bin", "tool"), f, Blocks({{0, "ok"}})), "written");
-  ASSERT_EQ(WriteError(w, Create("sbin", "tool", "bin/tool"),
-                       Header("sbin/tool", HeaderType::kHardlink, 0700, "bin/tool")),
-            "written");
+  ASSERT_EQ(
+      WriteError(w, Create("sbin", "tool", "bin/tool"), Header("sbin/tool", HeaderType::kHardlink, 0700, "bin/tool")),
+      "written");
   // A hardlink whose target's folder is a symlink on disk: refused, not followed.
   ASSERT_EQ(::symlink(d.sentinel().c_str(), (d.root() + "/lnk").c_str()), 0);
   EXPECT_EQ(WriteError(w, Create("", "evil", "lnk/x"), Header("evil", HeaderType::kHardlink, 0644, "lnk/x")),
@@ -355,8 +355,8 @@ TEST(UnpackLayers, WhiteoutsAndOpaqueFoldersRemoveWhatTheMergedViewRemoves) {
   Disk d;
   ASSERT_EQ(Unpack(d, {{Dir("etc"), File("etc/a", "1"), File("etc/b", "2"), Dir("opt"), Dir("opt/x"),
                         File("opt/x/y", "3"), File("keep", "4")},
-                       {Whiteout("etc/.wh.a"), Whiteout("opt/.wh..wh..opq"), File("opt/new", "5"),
-                        Whiteout(".wh.keep"), File("keep", "again")}}),
+                       {Whiteout("etc/.wh.a"), Whiteout("opt/.wh..wh..opq"), File("opt/new", "5"), Whiteout(".wh.keep"),
+                        File("keep", "again")}}),
             "unpacked");
   EXPECT_EQ(d.Lstat("etc/a").st_mode, 0u);
   EXPECT_EQ(d.Read("etc/b"), "2");

@@ -76,8 +76,7 @@ Json Linux() {
       {"maskedPaths",
        {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
         "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
-      {"readonlyPaths",
-       {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}},
+      {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}},
   };
 }
 

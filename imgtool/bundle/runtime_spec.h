@@ -42,6 +42,6 @@ Result<ProcessUser> ResolveUser(const std::string& user, const AccountReader& re
 // config.json's bytes. `image_config`: the parsed image config; `annotations_extra`
 // (the image digest) are added to the labels.
 Result<std::string> RuntimeSpec(const oci::Json& image_config, const ProcessUser& user,
-                                 const std::map<std::string, std::string>& annotations_extra);
+                                const std::map<std::string, std::string>& annotations_extra);
 
 }  // namespace imgtool::bundle

@@ -29,8 +29,8 @@ AccountReader Files(std::map<std::string, std::string> files) {
 }
 
 // "uid:gid", or the error's message.
-std::string Resolve(const std::string& user, const AccountReader& read = Files({{"/etc/passwd", kPasswd},
-                                                                                {"/etc/group", kGroup}})) {
+std::string Resolve(const std::string& user,
+                    const AccountReader& read = Files({{"/etc/passwd", kPasswd}, {"/etc/group", kGroup}})) {
   auto u = ResolveUser(user, read);
   if (!u.ok()) return (u.error().kind == ErrorKind::kInvalidInput ? "invalid: " : "other: ") + u.error().message;
   return std::to_string(u->uid) + ":" + std::to_string(u->gid);
@@ -38,11 +38,11 @@ std::string Resolve(const std::string& user, const AccountReader& read = Files({
 
 TEST(ResolveUser, NamesIdsAndGroupsAsRuncResolvesThem) {
   EXPECT_EQ(Resolve(""), "0:0");
-  EXPECT_EQ(Resolve("app"), "10001:10002");      // the gid from passwd
-  EXPECT_EQ(Resolve("10001"), "10001:10002");    // a number's passwd entry gives the gid
-  EXPECT_EQ(Resolve("4242"), "4242:0");          // a number in no entry is used as it is
+  EXPECT_EQ(Resolve("app"), "10001:10002");    // the gid from passwd
+  EXPECT_EQ(Resolve("10001"), "10001:10002");  // a number's passwd entry gives the gid
+  EXPECT_EQ(Resolve("4242"), "4242:0");        // a number in no entry is used as it is
   EXPECT_EQ(Resolve("10001:10001"), "10001:10001");
-  EXPECT_EQ(Resolve("app:staff"), "10001:50");   // the group part overrides
+  EXPECT_EQ(Resolve("app:staff"), "10001:50");  // the group part overrides
   EXPECT_EQ(Resolve("svc:7"), "300:7");
   EXPECT_EQ(Resolve("0:staff"), "0:50");
   EXPECT_EQ(Resolve("+10001"), "10001:10002");  // a number to Go's Atoi, so to runc
@@ -162,7 +162,8 @@ TEST(RuntimeSpec, TheSameImageGivesTheSameCanonicalBytes) {
   EXPECT_EQ(*oci::CanonicalJson(oci::ParseJsonOrDiscarded(*first)), *first);
   const std::string& s = *first;
   size_t last = 0;
-  for (const char* key : {"\"annotations\":", "\"linux\":", "\"mounts\":", "\"ociVersion\":", "\"process\":", "\"root\":"}) {
+  for (const char* key :
+       {"\"annotations\":", "\"linux\":", "\"mounts\":", "\"ociVersion\":", "\"process\":", "\"root\":"}) {
     size_t at = s.find(key);
     ASSERT_NE(at, std::string::npos) << key;
     EXPECT_GT(at, last) << key << " out of order";

@@ -18,10 +18,14 @@ std::string Octal(uint32_t mode) {
 
 const char* TypeName(archive::EntryType t) {
   switch (t) {
-    case archive::EntryType::kFile: return "file";
-    case archive::EntryType::kDir: return "folder";
-    case archive::EntryType::kSymlink: return "symlink";
-    case archive::EntryType::kHardlink: return "hardlink";
+    case archive::EntryType::kFile:
+      return "file";
+    case archive::EntryType::kDir:
+      return "folder";
+    case archive::EntryType::kSymlink:
+      return "symlink";
+    case archive::EntryType::kHardlink:
+      return "hardlink";
   }
   return "?";
 }

@@ -267,8 +267,8 @@ Status CheckIndex(Walk& w, const oci::Descriptor& d, const std::string& raw, int
       return c.platform && oci::PlatformMatches(*w.options.platform, *c.platform);
     });
     if (it == children.end()) {
-      return MakeError(ErrorKind::kNotFound, "index " + d.digest.Short() + ": no image for " +
-                                                 oci::PlatformString(*w.options.platform));
+      return MakeError(ErrorKind::kNotFound,
+                       "index " + d.digest.Short() + ": no image for " + oci::PlatformString(*w.options.platform));
     }
     children = {*it};
   }

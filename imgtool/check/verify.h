@@ -38,9 +38,9 @@ struct VerifyReport {
   std::vector<oci::Digest> manifests;  // every manifest checked (each once), the top first
   int blobs_checked = 0;               // blobs (manifests included) read to their end and hashed
   uint64_t bytes_checked = 0;          // their bytes
-  int layers_decompressed = 0;  // diff_id derived now
-  int diff_ids_known = 0;       // diff_id from the record of an earlier decompression
-  int verdicts_reused = 0;      // descriptors judged by what an earlier read of their digest found
+  int layers_decompressed = 0;         // diff_id derived now
+  int diff_ids_known = 0;              // diff_id from the record of an earlier decompression
+  int verdicts_reused = 0;             // descriptors judged by what an earlier read of their digest found
   // What was asked of the store, counted beside it (oci/counting_store.h): every read,
   // failed ones too, and every byte handed out.
   uint64_t reads = 0;
@@ -50,14 +50,13 @@ struct VerifyReport {
 };
 
 struct VerifyOptions {
-  archive::KnownDiffIds known;  // disabled: every layer decompressed, nothing recorded
-  bool decompress_all = false;  // consult no record, but still record what is derived
+  archive::KnownDiffIds known;            // disabled: every layer decompressed, nothing recorded
+  bool decompress_all = false;            // consult no record, but still record what is derived
   std::optional<oci::Platform> platform;  // an index: check only this child (and the index)
 };
 
 // An error only when nothing could be checked (an unsupported media type, an index
 // without the platform asked for); damage found while checking is in problems.
-Result<VerifyReport> Verify(const oci::BlobStore& store, const oci::Descriptor& top,
-                            const VerifyOptions& options = {});
+Result<VerifyReport> Verify(const oci::BlobStore& store, const oci::Descriptor& top, const VerifyOptions& options = {});
 
 }  // namespace imgtool::check

@@ -9,8 +9,8 @@
 
 #include "cli/signing.h"
 #include "fs/atomic_file.h"
-#include "sign_core/dsse.h"
 #include "sign/signature_image.h"
+#include "sign_core/dsse.h"
 
 namespace imgtool::cli {
 

@@ -39,9 +39,9 @@ struct BuildFlags {
 // (builder/provenance.h, BuilderFrom); read here so the library stays a pure function.
 std::map<std::string, std::string> CiEnvironment() {
   std::map<std::string, std::string> env;
-  for (const char* name : {"GITHUB_ACTIONS", "GITHUB_SERVER_URL", "GITHUB_WORKFLOW_REF", "GITHUB_REPOSITORY",
-                           "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITLAB_CI", "CI_SERVER_URL", "CI_PROJECT_PATH",
-                           "CI_RUNNER_ID", "CI_JOB_URL"}) {
+  for (const char* name :
+       {"GITHUB_ACTIONS", "GITHUB_SERVER_URL", "GITHUB_WORKFLOW_REF", "GITHUB_REPOSITORY", "GITHUB_RUN_ID",
+        "GITHUB_RUN_ATTEMPT", "GITLAB_CI", "CI_SERVER_URL", "CI_PROJECT_PATH", "CI_RUNNER_ID", "CI_JOB_URL"}) {
     if (const char* v = std::getenv(name)) env[name] = v;
   }
   return env;
@@ -150,7 +150,8 @@ void AddBuildCommand(CLI::App& app, Action& run) {
       "The same spec, inputs and SOURCE_DATE_EPOCH give the same digest on any machine,\n"
       "in any folder, under any umask, TZ or locale. A spec that names \"platforms\" builds\n"
       "one image per platform into one index (--platform builds one of them alone).\n"
-      "The manifest (or index) digest is the last line on stdout; a build record (inputs and outputs by digest) is written to\n"
+      "The manifest (or index) digest is the last line on stdout; a build record (inputs and outputs by digest) is "
+      "written to\n"
       "OUTPUT.build.json, the SPDX SBOM to OUTPUT.spdx.json and SLSA Provenance v1 (an in-toto\n"
       "Statement: inputs of the lock by digest, builder, SBOM digest) to OUTPUT.provenance.json;\n"
       "`imgtool attest --provenance` signs it. Unchanged layers come from a cache (--cache-dir); package URLs\n"
@@ -160,12 +161,15 @@ void AddBuildCommand(CLI::App& app, Action& run) {
   cmd->add_option("spec", f->spec, "Build spec (JSON); relative paths in it resolve against its folder")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", f->output, "Where to write: oci:DIR[:TAG] or oci-archive:FILE[:TAG] (TAG defaults to latest)")
+  cmd->add_option("-o,--output", f->output,
+                  "Where to write: oci:DIR[:TAG] or oci-archive:FILE[:TAG] (TAG defaults to latest)")
       ->required();
   cmd->add_flag("--json", f->json, "Print a JSON summary instead of the reference and digest");
-  cmd->add_option("--compression", f->compression, "Layer compression: gzip (default), zstd or none; overrides the spec");
+  cmd->add_option("--compression", f->compression,
+                  "Layer compression: gzip (default), zstd or none; overrides the spec");
   cmd->add_option("--epoch", f->epoch, "Timestamp for every file and the config (default: $SOURCE_DATE_EPOCH, else 0)");
-  cmd->add_option("--cache-dir", f->cache_dir, "Layer cache folder (default: $IMGTOOL_CACHE, $XDG_CACHE_HOME/imgtool or ~/.cache/imgtool)");
+  cmd->add_option("--cache-dir", f->cache_dir,
+                  "Layer cache folder (default: $IMGTOOL_CACHE, $XDG_CACHE_HOME/imgtool or ~/.cache/imgtool)");
   cmd->add_flag("--no-cache", f->no_cache, "Rebuild every layer from its sources (downloads stay cached)");
   cmd->add_option("--download-dir", f->download_dir,
                   "Where package URLs and registry bases are fetched to (default: $IMGTOOL_CACHE/downloads or\n"

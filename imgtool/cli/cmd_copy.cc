@@ -46,9 +46,9 @@ oci::Json ReportJson(const CopyFlags& f, const transport::CopyReport& r, double 
   }
   oci::Json manifests = oci::Json::array();
   for (const auto& m : r.manifests) manifests.push_back(m.str());
-  return {{"source", f.src},          {"destination", f.dest}, {"digest", r.digest.str()},
-          {"mediaType", r.media_type}, {"manifests", manifests}, {"artifacts", r.artifacts},
-          {"blobs", blobs},            {"bytesSent", r.bytes_sent}, {"seconds", seconds}};
+  return {{"source", f.src},        {"destination", f.dest},    {"digest", r.digest.str()}, {"mediaType", r.media_type},
+          {"manifests", manifests}, {"artifacts", r.artifacts}, {"blobs", blobs},           {"bytesSent", r.bytes_sent},
+          {"seconds", seconds}};
 }
 
 // `need`: "push" wants a local source and a docker:// destination, "pull" the reverse.

@@ -26,7 +26,8 @@ oci::Json DiffJson(const check::ImageDiff& d) {
   oci::Json layers = oci::Json::array();
   for (const auto& l : d.layers) {
     oci::Json changes = oci::Json::array();
-    for (const auto& c : l.changes) changes.push_back({{"path", "/" + c.path}, {"field", c.field}, {"a", c.a}, {"b", c.b}});
+    for (const auto& c : l.changes)
+      changes.push_back({{"path", "/" + c.path}, {"field", c.field}, {"a", c.a}, {"b", c.b}});
     layers.push_back({{"index", l.index}, {"a", l.a_digest}, {"b", l.b_digest}, {"changes", changes}});
   }
   return {{"a", d.a_digest}, {"b", d.b_digest}, {"identical", d.identical()}, {"config", config}, {"layers", layers}};
@@ -130,8 +131,9 @@ int RunDiff(const DiffFlags& f) {
   if (!b.ok()) return Fail(b.error());
   if (a->is_index() && b->is_index()) return DiffIndexes(f, *a, *b);
   if (a->is_index() != b->is_index()) {
-    return Fail(MakeError(ErrorKind::kInvalidInput, (a->is_index() ? f.a : f.b) +
-                                                        " is an index and the other an image; pick one with --platform"));
+    return Fail(
+        MakeError(ErrorKind::kInvalidInput,
+                  (a->is_index() ? f.a : f.b) + " is an index and the other an image; pick one with --platform"));
   }
   auto d = check::DiffImages(*a->image, *b->image);
   if (!d.ok()) return Fail(d.error());
@@ -147,14 +149,14 @@ int RunDiff(const DiffFlags& f) {
 
 void AddDiffCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<DiffFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "diff",
-      "Explain why two images differ: config fields (as JSON pointers), then each\n"
-      "differing layer and, inside it, each path whose presence, type, content digest,\n"
-      "mode, owner, mtime or link target changed. Two indexes are compared platform by\n"
-      "platform (a platform only one has is a difference). Exit 0 identical, 1 different.\n\n"
-      "Examples:\n  imgtool diff oci:ci-build:latest oci:my-build:latest\n"
-      "  imgtool diff oci:out/golden:multi docker://127.0.0.1:5000/golden:multi --json");
+  CLI::App* cmd =
+      app.add_subcommand("diff",
+                         "Explain why two images differ: config fields (as JSON pointers), then each\n"
+                         "differing layer and, inside it, each path whose presence, type, content digest,\n"
+                         "mode, owner, mtime or link target changed. Two indexes are compared platform by\n"
+                         "platform (a platform only one has is a difference). Exit 0 identical, 1 different.\n\n"
+                         "Examples:\n  imgtool diff oci:ci-build:latest oci:my-build:latest\n"
+                         "  imgtool diff oci:out/golden:multi docker://127.0.0.1:5000/golden:multi --json");
   cmd->add_option("a", f->a, "First image or index (oci:, oci-archive:, docker://)")->required();
   cmd->add_option("b", f->b, "Second image or index")->required();
   AddRemoteFlags(cmd, f->remote);

@@ -130,8 +130,10 @@ int RunCheck(const CheckFlags& f) {
   auto cluster = Cluster(f);
   if (!cluster.ok()) return Fail(cluster.error());
   if (f.on_mismatch == "drain" && cluster->launcher != "slurm") {
-    return Fail(MakeError(ErrorKind::kInvalidInput, "--on-mismatch drain drains Slurm nodes: run it under srun (this "
-                                                    "cluster comes from " + cluster->launcher + ")"));
+    return Fail(MakeError(ErrorKind::kInvalidInput,
+                          "--on-mismatch drain drains Slurm nodes: run it under srun (this "
+                          "cluster comes from " +
+                              cluster->launcher + ")"));
   }
 
   fleet::GatherOptions opts;
@@ -258,16 +260,22 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   check->add_option("--world-size", f->world_size, "Number of workers (without a launcher)")
       ->check(CLI::PositiveNumber)
       ->each(note("--world-size"));
-  check->add_option("--rendezvous", f->rendezvous, "HOST:PORT where rank 0 serves the store (not with TF_CONFIG; default $IMGTOOL_RENDEZVOUS)")
+  check
+      ->add_option("--rendezvous", f->rendezvous,
+                   "HOST:PORT where rank 0 serves the store (not with TF_CONFIG; default $IMGTOOL_RENDEZVOUS)")
       ->each(note("--rendezvous"));
-  check->add_option("--host", f->host, "This worker's address (not with TF_CONFIG; default the scheduler's node name, else the rendezvous host)")
+  check
+      ->add_option(
+          "--host", f->host,
+          "This worker's address (not with TF_CONFIG; default the scheduler's node name, else the rendezvous host)")
       ->each(note("--host"));
   check->add_option("--expect", f->expect,
                     "Also hold every worker to a golden build: /etc/imgtool/stack.json or an imgtool build record");
-  check->add_option("--on-mismatch", f->on_mismatch,
-                    "report: print the verdict (default); drain (under Slurm): also drain the nodes that differ from "
-                    "the majority or from --expect, the fields as the reason (the chief runs scontrol; no majority, "
-                    "no drain)")
+  check
+      ->add_option("--on-mismatch", f->on_mismatch,
+                   "report: print the verdict (default); drain (under Slurm): also drain the nodes that differ from "
+                   "the majority or from --expect, the fields as the reason (the chief runs scontrol; no majority, "
+                   "no drain)")
       ->capture_default_str()
       ->check(CLI::IsMember({"report", "drain"}));
   check->add_option("--ignore", f->ignore,
@@ -281,8 +289,9 @@ void AddFleetCommands(CLI::App& app, Action& run) {
   check->add_option("--fingerprint", f->fingerprint, "Use this fingerprint (imgtool probe -o FILE) instead of probing");
   check->add_option("--image-digest", f->image_digest,
                     "The image's digest, which a container cannot see (default: $IMGTOOL_IMAGE_DIGEST)");
-  check->add_option("--image-index", f->image_index,
-                    "The multi-platform index the image came from (default: $IMGTOOL_IMAGE_INDEX)")
+  check
+      ->add_option("--image-index", f->image_index,
+                   "The multi-platform index the image came from (default: $IMGTOOL_IMAGE_INDEX)")
       ->envname("IMGTOOL_IMAGE_INDEX");
   check->add_option("--stack-json", f->stack_json, "The image's stack record")->capture_default_str();
   auto* cache = check->add_option("--hash-cache", f->hash_cache,
@@ -292,8 +301,9 @@ void AddFleetCommands(CLI::App& app, Action& run) {
                   "Also time a GEMM (the trainer's CPU matmul; workers of one host take turns) and an allreduce "
                   "(Gloo ring, 4 MB) on every worker; flag workers below --perf-threshold of the fleet's median "
                   "(exit 7). Every worker must give it");
-  check->add_option("--perf-threshold", f->perf_threshold,
-                    "Flag a worker whose GFLOP/s or busbw is below this fraction of the median")
+  check
+      ->add_option("--perf-threshold", f->perf_threshold,
+                   "Flag a worker whose GFLOP/s or busbw is below this fraction of the median")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 1.0));
   check->add_flag("--perf-warn", f->perf_warn, "Report flagged workers but do not fail the check for them");

@@ -26,7 +26,8 @@ Result<std::map<std::string, std::string>> Annotations(const std::vector<std::st
   std::map<std::string, std::string> out;
   for (const auto& a : kvs) {
     size_t eq = a.find('=');
-    if (eq == std::string::npos || eq == 0) return MakeError(ErrorKind::kInvalidInput, "--annotation " + a + ": want KEY=VALUE");
+    if (eq == std::string::npos || eq == 0)
+      return MakeError(ErrorKind::kInvalidInput, "--annotation " + a + ": want KEY=VALUE");
     out[a.substr(0, eq)] = a.substr(eq + 1);
   }
   return out;
@@ -63,7 +64,9 @@ int RunIndex(const IndexFlags& f, bool append) {
       if (e.platform) j["platform"] = oci::PlatformString(*e.platform);
       entries.push_back(j);
     }
-    PrintJson({{"reference", f.dest}, {"digest", report->digest.str()}, {"manifests", entries},
+    PrintJson({{"reference", f.dest},
+               {"digest", report->digest.str()},
+               {"manifests", entries},
                {"artifacts", report->artifacts}});
     return 0;
   }

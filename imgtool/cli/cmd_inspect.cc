@@ -166,7 +166,8 @@ int RunInspect(const InspectFlags& f) {
   }
   if (f.config) {
     if (node->is_index()) {
-      return Fail(MakeError(ErrorKind::kInvalidInput, f.ref + ": an index has no config; pick an image with --platform"));
+      return Fail(
+          MakeError(ErrorKind::kInvalidInput, f.ref + ": an index has no config; pick an image with --platform"));
     }
     if (!node->image->raw_config().ok()) return Fail(node->image->raw_config().error());
     std::cout << *node->image->raw_config();
@@ -196,14 +197,14 @@ const char* kRefHelp =
 
 void AddInspectCommands(CLI::App& app, Action& run) {
   auto f = std::make_shared<InspectFlags>();
-  CLI::App* inspect = app.add_subcommand(
-      "inspect",
-      "Show what a reference names: an image's digest, platform, config (user, env,\n"
-      "entrypoint, labels) and layers; an index's platforms; an artifact's type and blobs.\n"
-      "Pipeline: open -> [--platform: the index's image] -> view.\n\n"
-      "Examples:\n  imgtool inspect oci:out/golden:latest --json | jq .layers\n"
-      "  imgtool inspect docker://127.0.0.1:5000/golden:multi                 # lists platforms\n"
-      "  imgtool inspect --platform linux/arm64 docker://127.0.0.1:5000/golden:multi");
+  CLI::App* inspect =
+      app.add_subcommand("inspect",
+                         "Show what a reference names: an image's digest, platform, config (user, env,\n"
+                         "entrypoint, labels) and layers; an index's platforms; an artifact's type and blobs.\n"
+                         "Pipeline: open -> [--platform: the index's image] -> view.\n\n"
+                         "Examples:\n  imgtool inspect oci:out/golden:latest --json | jq .layers\n"
+                         "  imgtool inspect docker://127.0.0.1:5000/golden:multi                 # lists platforms\n"
+                         "  imgtool inspect --platform linux/arm64 docker://127.0.0.1:5000/golden:multi");
   inspect->add_option("ref", f->ref, kRefHelp)->required();
   AddRemoteFlags(inspect, f->remote);
   inspect->add_option("--platform", f->platform, "For an index: the image for OS/ARCH[/VARIANT]");
@@ -213,12 +214,12 @@ void AddInspectCommands(CLI::App& app, Action& run) {
   inspect->callback([f, &run] { run = [f] { return RunInspect(*f); }; });
 
   auto d = std::make_shared<InspectFlags>();
-  CLI::App* digest = app.add_subcommand(
-      "digest",
-      "Print the digest of what a reference names (sha256 of the manifest's or index's\n"
-      "exact bytes); --platform: of the index's image for that platform.\n\n"
-      "Examples:\n  imgtool digest oci:out/golden:latest\n"
-      "  imgtool digest --platform linux/amd64 docker://127.0.0.1:5000/golden:multi");
+  CLI::App* digest =
+      app.add_subcommand("digest",
+                         "Print the digest of what a reference names (sha256 of the manifest's or index's\n"
+                         "exact bytes); --platform: of the index's image for that platform.\n\n"
+                         "Examples:\n  imgtool digest oci:out/golden:latest\n"
+                         "  imgtool digest --platform linux/amd64 docker://127.0.0.1:5000/golden:multi");
   digest->add_option("ref", d->ref, kRefHelp)->required();
   AddRemoteFlags(digest, d->remote);
   digest->add_option("--platform", d->platform, "For an index: the image for OS/ARCH[/VARIANT]");

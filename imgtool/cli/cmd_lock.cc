@@ -60,18 +60,18 @@ int RunLock(const LockFlags& f) {
 
 void AddLockCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<LockFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "lock",
-      "Pin every input of a build spec in a lock file.\n\n"
-      "Opens the base (a registry base from the download cache, fetched there once) and\n"
-      "resolves it to the spec's platform, fetches the spec's package URLs, checks each\n"
-      "package against its pins (sha256, name, version), hashes every file the layers take,\n"
-      "and writes SPEC_DIR/imgtool.lock.json: each input's kind, name, version, sha256, size\n"
-      "and source (the base's: its pinned digest and platform manifest); for a multi-platform\n"
-      "spec, each platform's inputs, named with their platform. Commit it beside the\n"
-      "spec; `imgtool build --locked` then refuses to build when any input differs.\n\n"
-      "Examples:\n  imgtool lock examples/golden/spec.json\n"
-      "  imgtool lock --check examples/golden/spec.json   # CI: is the lock current?");
+  CLI::App* cmd =
+      app.add_subcommand("lock",
+                         "Pin every input of a build spec in a lock file.\n\n"
+                         "Opens the base (a registry base from the download cache, fetched there once) and\n"
+                         "resolves it to the spec's platform, fetches the spec's package URLs, checks each\n"
+                         "package against its pins (sha256, name, version), hashes every file the layers take,\n"
+                         "and writes SPEC_DIR/imgtool.lock.json: each input's kind, name, version, sha256, size\n"
+                         "and source (the base's: its pinned digest and platform manifest); for a multi-platform\n"
+                         "spec, each platform's inputs, named with their platform. Commit it beside the\n"
+                         "spec; `imgtool build --locked` then refuses to build when any input differs.\n\n"
+                         "Examples:\n  imgtool lock examples/golden/spec.json\n"
+                         "  imgtool lock --check examples/golden/spec.json   # CI: is the lock current?");
   cmd->add_option("spec", f->spec, "Build spec (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", f->output, "Lock file to write (default: imgtool.lock.json beside the spec)");
   cmd->add_option("--download-dir", f->download_dir,

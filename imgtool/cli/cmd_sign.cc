@@ -14,10 +14,10 @@
 #include "cli/signing.h"
 #include "fs/atomic_file.h"
 #include "oci/base64.h"
-#include "sign_core/keys.h"
 #include "sign/password.h"
-#include "sign_core/payload.h"
 #include "sign/signature_image.h"
+#include "sign_core/keys.h"
+#include "sign_core/payload.h"
 
 namespace imgtool::cli {
 

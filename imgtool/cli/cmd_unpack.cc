@@ -95,24 +95,24 @@ int RunUnpack(const UnpackFlags& f) {
 
 void AddUnpackCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<UnpackFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "unpack",
-      "Turn an image into an OCI runtime bundle: DIR/rootfs (the layers applied in order, as\n"
-      "`umoci unpack` does) and DIR/config.json (what to run: Entrypoint + Cmd as the image's\n"
-      "User, resolved in the image's own /etc/passwd, with its Env and WorkingDir). runc, crun\n"
-      "and Slurm (`srun --container=DIR`, oci.conf running runc) run a bundle as it is.\n"
-      "Pipeline: open -> [index: --platform, default this machine's] -> layers (each checked\n"
-      "against its digest while it streams; every hostile entry `imgtool policy` refuses is\n"
-      "refused here: paths out of the root, writes through symlinks, device nodes) ->\n"
-      "DIR.tmp-XXXXXX -> config.json -> renamed to DIR. DIR must not exist; a failure or\n"
-      "Ctrl-C leaves none. As root, files get the layers' owners; otherwise they are yours\n"
-      "(as umoci --rootless). The container shares the host's network (NCCL/Gloo reach peers).\n\n"
-      "Examples:\n"
-      "  imgtool verify oci:out/golden:latest --key cosign.pub && \\\n"
-      "    imgtool unpack oci:out/golden:latest /shared/bundles/golden\n"
-      "  srun -N2 --container=/shared/bundles/golden trainer --epochs 1\n"
-      "  sudo runc run --bundle /shared/bundles/golden job1\n"
-      "  imgtool unpack --platform linux/arm64 docker://127.0.0.1:5000/golden:multi bundle --json");
+  CLI::App* cmd =
+      app.add_subcommand("unpack",
+                         "Turn an image into an OCI runtime bundle: DIR/rootfs (the layers applied in order, as\n"
+                         "`umoci unpack` does) and DIR/config.json (what to run: Entrypoint + Cmd as the image's\n"
+                         "User, resolved in the image's own /etc/passwd, with its Env and WorkingDir). runc, crun\n"
+                         "and Slurm (`srun --container=DIR`, oci.conf running runc) run a bundle as it is.\n"
+                         "Pipeline: open -> [index: --platform, default this machine's] -> layers (each checked\n"
+                         "against its digest while it streams; every hostile entry `imgtool policy` refuses is\n"
+                         "refused here: paths out of the root, writes through symlinks, device nodes) ->\n"
+                         "DIR.tmp-XXXXXX -> config.json -> renamed to DIR. DIR must not exist; a failure or\n"
+                         "Ctrl-C leaves none. As root, files get the layers' owners; otherwise they are yours\n"
+                         "(as umoci --rootless). The container shares the host's network (NCCL/Gloo reach peers).\n\n"
+                         "Examples:\n"
+                         "  imgtool verify oci:out/golden:latest --key cosign.pub && \\\n"
+                         "    imgtool unpack oci:out/golden:latest /shared/bundles/golden\n"
+                         "  srun -N2 --container=/shared/bundles/golden trainer --epochs 1\n"
+                         "  sudo runc run --bundle /shared/bundles/golden job1\n"
+                         "  imgtool unpack --platform linux/arm64 docker://127.0.0.1:5000/golden:multi bundle --json");
   cmd->add_option("ref", f->ref,
                   "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG|:@N] or "
                   "docker://[HOST/]REPO[:TAG|@DIGEST]")

@@ -12,8 +12,8 @@
 #include "cli/remote_flags.h"
 #include "policy/evaluate.h"
 #include "policy/signature_verifier.h"
-#include "sign_core/dsse.h"
 #include "sign/verify_signatures.h"
+#include "sign_core/dsse.h"
 
 namespace imgtool::cli {
 
@@ -57,7 +57,7 @@ void PrintVerdict(const char* what, const sign::SignatureVerdict& v) {
 struct SignatureOutcome {
   std::optional<sign::SignatureVerdict> signatures, attestations;
   std::vector<policy::RuleResult> requirements;  // --policy: one per requirement of its attestations rule
-  std::string denied;  // first cause, empty when everything asked for verified
+  std::string denied;                            // first cause, empty when everything asked for verified
 };
 // Keyless: the verdict for signatures or attestations by the identity asked for.
 Result<sign::SignatureVerdict> CheckKeyless(const VerifyFlags& f, const sigstore::IdentityPolicy& identity,
@@ -81,12 +81,14 @@ Result<std::optional<policy::Policy>> AttestationPolicy(const VerifyFlags& f, bo
   if (f.policy.empty()) return std::optional<policy::Policy>();
   if (!f.attestation) return MakeError(ErrorKind::kInvalidInput, "--policy needs --attestation");
   if (!f.keys.empty() || !f.trusted_dir.empty() || keyless || !f.predicate_type.empty()) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "--policy says which types and signers to trust: give no --key, --trusted-keys, --type or --certificate-*");
+    return MakeError(
+        ErrorKind::kInvalidInput,
+        "--policy says which types and signers to trust: give no --key, --trusted-keys, --type or --certificate-*");
   }
   auto pol = policy::LoadPolicy(f.policy);
   if (!pol.ok()) return pol.error();
-  if (!pol->attestations) return MakeError(ErrorKind::kInvalidInput, f.policy + ": $.rules.attestations: none (nothing to verify)");
+  if (!pol->attestations)
+    return MakeError(ErrorKind::kInvalidInput, f.policy + ": $.rules.attestations: none (nothing to verify)");
   return std::optional<policy::Policy>(std::move(*pol));
 }
 
@@ -96,7 +98,8 @@ SignatureOutcome CheckPolicyAttestations(const VerifyFlags& f, const policy::Pol
   pinned.digest = digest.str();
   policy::ImageFacts facts;
   std::vector<policy::AttestationFacts> each;
-  for (const auto& r : *pol.attestations) each.push_back(policy::VerifyAttestationRequirement(pinned, r, ToRegistryOptions(f.remote)));
+  for (const auto& r : *pol.attestations)
+    each.push_back(policy::VerifyAttestationRequirement(pinned, r, ToRegistryOptions(f.remote)));
   facts.attestations = std::move(each);
   SignatureOutcome out;
   out.requirements = policy::EvaluateAttestationRequirements(*pol.attestations, facts);
@@ -111,7 +114,8 @@ Result<SignatureOutcome> CheckSignatures(const VerifyFlags& f, const std::option
   SignatureOutcome out;
   if (identity) {
     if (!f.keys.empty() || !f.trusted_dir.empty()) {
-      return MakeError(ErrorKind::kInvalidInput, "--key/--trusted-keys and --certificate-* are two ways to verify: give one");
+      return MakeError(ErrorKind::kInvalidInput,
+                       "--key/--trusted-keys and --certificate-* are two ways to verify: give one");
     }
     ref::Reference pinned = ref;
     pinned.digest = digest.str();
@@ -195,10 +199,12 @@ int RunVerify(const VerifyFlags& f) {
   auto report = check::Verify(*(*repo)->store(), *top, vo);
   if (!report.ok()) return Fail(report.error().Context(f.ref));
   if (f.attestation && f.keys.empty() && f.trusted_dir.empty() && !f.keyless.any() && !*attestation_policy) {
-    return Fail(MakeError(ErrorKind::kInvalidInput, "--attestation needs --key, --trusted-keys, --certificate-identity or --policy"));
+    return Fail(MakeError(ErrorKind::kInvalidInput,
+                          "--attestation needs --key, --trusted-keys, --certificate-identity or --policy"));
   }
-  auto sigs = *attestation_policy ? Result<SignatureOutcome>(CheckPolicyAttestations(f, **attestation_policy, *ref, report->manifest))
-                                  : CheckSignatures(f, identity, *ref, report->manifest);
+  auto sigs = *attestation_policy
+                  ? Result<SignatureOutcome>(CheckPolicyAttestations(f, **attestation_policy, *ref, report->manifest))
+                  : CheckSignatures(f, identity, *ref, report->manifest);
   if (!sigs.ok()) return Fail(sigs.error().Context(f.ref));
   if (f.json) {
     oci::Json problems = oci::Json::array();
@@ -218,7 +224,8 @@ int RunVerify(const VerifyFlags& f) {
     if (sigs->attestations) out["attestations"] = VerdictJson(*sigs->attestations);
     if (*attestation_policy) {
       oci::Json rows = oci::Json::array();
-      for (const auto& r : sigs->requirements) rows.push_back({{"requirement", r.rule}, {"pass", r.pass}, {"reason", r.reason}});
+      for (const auto& r : sigs->requirements)
+        rows.push_back({{"requirement", r.rule}, {"pass", r.pass}, {"reason", r.reason}});
       out["attestationPolicy"] = {{"policy", f.policy}, {"requirements", rows}};
     }
     if (!sigs->denied.empty()) out["denied"] = sigs->denied;
@@ -254,35 +261,37 @@ int RunVerify(const VerifyFlags& f) {
 
 void AddVerifyCommand(CLI::App& app, Action& run) {
   auto f = std::make_shared<VerifyFlags>();
-  CLI::App* cmd =
-      app.add_subcommand("verify",
-                         "Check an image, artifact or index end to end, trusting nothing: index -> every\n"
-                         "image (or the one for --platform) -> manifest -> config -> layers; every blob's size\n"
-                         "and sha256, media types, and each tar layer's diff_id against its decompressed\n"
-                         "content (artifacts have none). Every problem is named; exit 4 if any. A registry's\n"
-                         "blobs are streamed and checked, not stored.\n"
-                         "Every blob is re-hashed on every run, and read once however many descriptors name\n"
-                         "it (--json \"stats\": the reads and bytes asked of the source). A layer is not\n"
-                         "decompressed again when this user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool,\n"
-                         "diff-ids/) recorded the diff_id of exactly those bytes when imgtool itself built or\n"
-                         "inflated them; --full inflates all.\n"
-                         "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
-                         "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
-                         "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"
-                         "verify-attestation). An index is signed by its own digest.\n"
-                         "--attestation --policy FILE: the policy's attestations rule instead of --key/--type\n"
-                         "(policies/rules/attestations.md): one line per requirement; exit 5 when one fails.\n"
-                         "Keyless (Sigstore, as cosign verify --certificate-identity): a signature by that identity\n"
-                         "and OIDC issuer, its Fulcio certificate chained to the trusted root (--trusted-root, else\n"
-                         "the public-good root built in), its time proven by Rekor or a timestamp authority; found as\n"
-                         "cosign stores it: sha256-<hex>.sig layers with certificate annotations, or a Sigstore bundle\n"
-                         "artifact referring to the image (referrers API, else the sha256-<hex> tag).\n\n"
-                         "Examples:\n  imgtool verify oci:out/golden:latest\n"
-                         "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
-                         "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest\n"
-                         "  imgtool verify --attestation --policy policies/provenance.json oci:out/golden:latest\n"
-                         "  imgtool verify --certificate-identity https://github.com/org/repo/.github/workflows/ci.yml@refs/heads/main \\\n"
-                         "    --certificate-oidc-issuer https://token.actions.githubusercontent.com docker://registry.example:5000/app:v1");
+  CLI::App* cmd = app.add_subcommand(
+      "verify",
+      "Check an image, artifact or index end to end, trusting nothing: index -> every\n"
+      "image (or the one for --platform) -> manifest -> config -> layers; every blob's size\n"
+      "and sha256, media types, and each tar layer's diff_id against its decompressed\n"
+      "content (artifacts have none). Every problem is named; exit 4 if any. A registry's\n"
+      "blobs are streamed and checked, not stored.\n"
+      "Every blob is re-hashed on every run, and read once however many descriptors name\n"
+      "it (--json \"stats\": the reads and bytes asked of the source). A layer is not\n"
+      "decompressed again when this user's cache ($IMGTOOL_CACHE or ~/.cache/imgtool,\n"
+      "diff-ids/) recorded the diff_id of exactly those bytes when imgtool itself built or\n"
+      "inflated them; --full inflates all.\n"
+      "With --key or --trusted-keys, also: at least one cosign signature at sha256-<hex>.sig\n"
+      "verifies with a trusted key and names this digest (exit 5 and the cause if not);\n"
+      "--attestation checks the in-toto attestations at sha256-<hex>.att instead (as cosign\n"
+      "verify-attestation). An index is signed by its own digest.\n"
+      "--attestation --policy FILE: the policy's attestations rule instead of --key/--type\n"
+      "(policies/rules/attestations.md): one line per requirement; exit 5 when one fails.\n"
+      "Keyless (Sigstore, as cosign verify --certificate-identity): a signature by that identity\n"
+      "and OIDC issuer, its Fulcio certificate chained to the trusted root (--trusted-root, else\n"
+      "the public-good root built in), its time proven by Rekor or a timestamp authority; found as\n"
+      "cosign stores it: sha256-<hex>.sig layers with certificate annotations, or a Sigstore bundle\n"
+      "artifact referring to the image (referrers API, else the sha256-<hex> tag).\n\n"
+      "Examples:\n  imgtool verify oci:out/golden:latest\n"
+      "  imgtool verify --key cosign.pub docker://registry.example:5000/golden:v1\n"
+      "  imgtool verify --trusted-keys signatures/trusted --attestation oci:out/golden:latest\n"
+      "  imgtool verify --attestation --policy policies/provenance.json oci:out/golden:latest\n"
+      "  imgtool verify --certificate-identity https://github.com/org/repo/.github/workflows/ci.yml@refs/heads/main "
+      "\\\n"
+      "    --certificate-oidc-issuer https://token.actions.githubusercontent.com "
+      "docker://registry.example:5000/app:v1");
   cmd->add_option("ref", f->ref,
                   "oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG|:@N] or "
                   "docker://[HOST/]REPO[:TAG|@DIGEST]")
@@ -293,10 +302,12 @@ void AddVerifyCommand(CLI::App& app, Action& run) {
   cmd->add_option("--key", f->keys, "Trusted cosign public key (PEM); repeatable");
   cmd->add_option("--trusted-keys", f->trusted_dir, "Folder of trusted *.pub keys (e.g. signatures/trusted)");
   cmd->add_flag("--full", f->full, "Decompress every layer to re-derive its diff_id, even when already known");
-  cmd->add_flag("--attestation", f->attestation, "Require a trusted in-toto attestation (sha256-<hex>.att) instead of a signature");
+  cmd->add_flag("--attestation", f->attestation,
+                "Require a trusted in-toto attestation (sha256-<hex>.att) instead of a signature");
   AddKeylessFlags(cmd, f->keyless);
   cmd->add_option("--type", f->predicate_type, "With --attestation: require this predicate type (spdxjson, URI)");
-  cmd->add_option("--policy", f->policy, "With --attestation: judge by this policy's attestations rule (policies/*.json)");
+  cmd->add_option("--policy", f->policy,
+                  "With --attestation: judge by this policy's attestations rule (policies/*.json)");
   cmd->callback([f, &run] { run = [f] { return RunVerify(*f); }; });
 }
 

@@ -60,7 +60,8 @@ Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
   if (!times.ok()) return times.error();
   p.times = *times;
   if (!f.key.empty()) {
-    if (f.keyless.any()) return MakeError(ErrorKind::kInvalidInput, "--key and --certificate-* are two ways to verify: give one");
+    if (f.keyless.any())
+      return MakeError(ErrorKind::kInvalidInput, "--key and --certificate-* are two ways to verify: give one");
     auto pem = fs::ReadSmallFile(f.key, 64 << 10);
     if (!pem.ok()) return pem.error().Context("--key");
     auto key = sigstore::ParsePublicKeyPemAny(*pem, f.key);
@@ -102,7 +103,10 @@ int RunVerifyBlob(const VerifyBlobFlags& f) {
   if (f.json) {
     oci::Json out = {{"artifact", f.artifact}, {"bundle", f.bundle}, {"verified", v.ok()}};
     if (v.ok()) {
-      out.update({{"signer", v->signer}, {"issuer", v->issuer}, {"content", v->content}, {"times", TimesJson(*v)},
+      out.update({{"signer", v->signer},
+                  {"issuer", v->issuer},
+                  {"content", v->content},
+                  {"times", TimesJson(*v)},
                   {"logEntries", v->log_entries}});
     } else {
       out["error"] = v.error().message;
@@ -113,7 +117,8 @@ int RunVerifyBlob(const VerifyBlobFlags& f) {
   if (!v.ok()) return Fail(v.error().Context(f.artifact));
   std::cout << "Verified OK " << f.artifact << ": " << v->content << " by " << v->signer;
   if (!v->issuer.empty()) std::cout << " (issuer " << v->issuer << ")";
-  std::cout << ", signed at " << sigstore::FormatRfc3339(v->times.front().time) << " (" << v->times.front().source << ")\n";
+  std::cout << ", signed at " << sigstore::FormatRfc3339(v->times.front().time) << " (" << v->times.front().source
+            << ")\n";
   return 0;
 }
 

@@ -10,13 +10,12 @@
 #include "cli/common.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "imgtool " IMGTOOL_VERSION
-      " (fleet verbs only: the build that ships inside training images): prove every worker of\n"
-      "a training job runs the same stack before it starts. The full imgtool has every verb.\n\n"
-      "Exit codes: 0 ok; 1 stacks differ; 2 invalid input; 3 not found or workers missing;\n"
-      "6 transport; 70 internal error.",
-      "imgtool"};
+  CLI::App app{"imgtool " IMGTOOL_VERSION
+               " (fleet verbs only: the build that ships inside training images): prove every worker of\n"
+               "a training job runs the same stack before it starts. The full imgtool has every verb.\n\n"
+               "Exit codes: 0 ok; 1 stacks differ; 2 invalid input; 3 not found or workers missing;\n"
+               "6 transport; 70 internal error.",
+               "imgtool"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "imgtool " IMGTOOL_VERSION " (fleet)");
   imgtool::cli::Action run;

@@ -36,7 +36,8 @@ Result<sigstore::TimePolicy> KeylessFlags::Times() const {
 }
 
 void AddKeylessFlags(CLI::App* cmd, KeylessFlags& f) {
-  cmd->add_option("--certificate-identity", f.identity, "Keyless: the signer's identity (certificate SAN: email or URI), exactly");
+  cmd->add_option("--certificate-identity", f.identity,
+                  "Keyless: the signer's identity (certificate SAN: email or URI), exactly");
   cmd->add_option(
       "--certificate-identity-regexp", f.identity_regexp,
       "Keyless: the signer's identity, as a Go (RE2) regexp, searched for as cosign does: anchor with ^ and $");

@@ -22,7 +22,9 @@ struct KeylessFlags {
   sigstore::TimePolicy times;
   bool use_signed_timestamps = false;  // cosign's: at least one timestamp authority
 
-  bool any() const { return !identity.empty() || !identity_regexp.empty() || !issuer.empty() || !issuer_regexp.empty(); }
+  bool any() const {
+    return !identity.empty() || !identity_regexp.empty() || !issuer.empty() || !issuer_regexp.empty();
+  }
   // One of each pair, each regexp compiled (Go syntax), or kInvalidInput naming what is
   // missing or the flag whose pattern does not compile.
   Result<sigstore::IdentityPolicy> Policy() const;

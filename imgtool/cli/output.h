@@ -27,12 +27,12 @@ void AddInspectCommands(CLI::App& app, Action& run);  // inspect, digest
 void AddVerifyCommand(CLI::App& app, Action& run);
 void AddVerifyBlobCommand(CLI::App& app, Action& run);  // verify-blob (Sigstore bundles)
 void AddDiffCommand(CLI::App& app, Action& run);
-void AddCopyCommands(CLI::App& app, Action& run);   // copy, push, pull, resolve, tags
-void AddIndexCommands(CLI::App& app, Action& run);  // index create, index append
-void AddLoginCommands(CLI::App& app, Action& run);  // login, logout
-void AddSignCommands(CLI::App& app, Action& run);   // keygen, sign, attest
-void AddPolicyCommands(CLI::App& app, Action& run); // policy check, lint
+void AddCopyCommands(CLI::App& app, Action& run);       // copy, push, pull, resolve, tags
+void AddIndexCommands(CLI::App& app, Action& run);      // index create, index append
+void AddLoginCommands(CLI::App& app, Action& run);      // login, logout
+void AddSignCommands(CLI::App& app, Action& run);       // keygen, sign, attest
+void AddPolicyCommands(CLI::App& app, Action& run);     // policy check, lint
 void AddAdmissionCommands(CLI::App& app, Action& run);  // admission serve
-void AddUnpackCommand(CLI::App& app, Action& run);     // unpack (an OCI runtime bundle)
+void AddUnpackCommand(CLI::App& app, Action& run);      // unpack (an OCI runtime bundle)
 
 }  // namespace imgtool::cli

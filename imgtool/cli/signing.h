@@ -10,8 +10,8 @@
 #include "cli/output.h"
 #include "cli/remote_flags.h"
 #include "oci/result.h"
-#include "sign_core/keys.h"
 #include "sign/store.h"
+#include "sign_core/keys.h"
 #include "sign_core/verify.h"
 
 namespace imgtool::cli {

@@ -108,7 +108,8 @@ std::map<std::string, std::vector<int>> RanksByPlatform(const std::vector<Digest
   return out;
 }
 
-void NotePlatforms(const std::map<std::string, std::vector<int>>& platforms, std::map<std::string, std::string>& notes) {
+void NotePlatforms(const std::map<std::string, std::vector<int>>& platforms,
+                   std::map<std::string, std::string>& notes) {
   std::string list;
   for (const auto& [platform, ranks] : platforms) {
     list += (list.empty() ? "" : ", ") + platform + ": " + std::to_string(ranks.size()) +

@@ -69,7 +69,7 @@ FieldScope ScopeOf(const std::string& field);
 
 struct FieldDiff {
   std::string field;
-  std::string platform;  // a kPlatform field: the platform whose workers differ; else ""
+  std::string platform;                 // a kPlatform field: the platform whose workers differ; else ""
   std::vector<ValueGroup> groups;       // largest group first; ties: smallest first rank first
   std::optional<std::string> expected;  // the golden build's value, when --expect named it
 

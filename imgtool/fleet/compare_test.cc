@@ -698,7 +698,8 @@ TEST(ExpectTest, AnIndexBuildIsExpectedAsTheImageIndex) {
                                R"(","mediaType":"application/vnd.oci.image.index.v1+json","size":9}},"images":[]})");
   ASSERT_TRUE(fields.ok()) << fields.error().message;
   EXPECT_EQ(*fields, (std::map<std::string, std::string>{{"image.index", index}}));
-  fields = ExpectedFields(R"({"digest":")" + index + R"(","mediaType":"application/vnd.oci.image.index.v1+json",)"
+  fields = ExpectedFields(R"({"digest":")" + index +
+                          R"(","mediaType":"application/vnd.oci.image.index.v1+json",)"
                           R"("images":[],"reference":"oci:out/img:latest"})");
   ASSERT_TRUE(fields.ok()) << fields.error().message;
   EXPECT_EQ(*fields, (std::map<std::string, std::string>{{"image.index", index}}));

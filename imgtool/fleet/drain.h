@@ -33,8 +33,8 @@ inline constexpr size_t kMaxReasonBytes = 120;
 
 struct NodeDrain {
   std::string node;
-  std::string reason;       // "imgtool: env.NCCL_ALGO differs"
-  std::vector<int> ranks;   // the odd ranks on that node
+  std::string reason;      // "imgtool: env.NCCL_ALGO differs"
+  std::vector<int> ranks;  // the odd ranks on that node
   friend bool operator==(const NodeDrain&, const NodeDrain&) = default;
 };
 

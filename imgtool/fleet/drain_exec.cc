@@ -49,8 +49,7 @@ std::string DrainOne(const NodeDrain& d, const std::string& scontrol, std::chron
 
 }  // namespace
 
-std::vector<DrainOutcome> RunDrainPlan(const DrainPlan& plan, const std::string& scontrol,
-                                       std::chrono::seconds limit) {
+std::vector<DrainOutcome> RunDrainPlan(const DrainPlan& plan, const std::string& scontrol, std::chrono::seconds limit) {
   std::vector<DrainOutcome> out;
   if (!plan.refused.empty()) return out;
   for (const auto& d : plan.drain) {

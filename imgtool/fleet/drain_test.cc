@@ -26,7 +26,8 @@ TEST(PlanDrain, OkVerdictDrainsNothing) {
 }
 
 TEST(PlanDrain, TheMinorityNodeIsDrainedWithTheFieldAsReason) {
-  DrainPlan p = PlanDrain(WithDiffs({Diff("env.NCCL_ALGO", {{"(absent)", {0, 1, 2, 3, 6, 7}}, {"Tree", {4, 5}}})}), kNodes);
+  DrainPlan p =
+      PlanDrain(WithDiffs({Diff("env.NCCL_ALGO", {{"(absent)", {0, 1, 2, 3, 6, 7}}, {"Tree", {4, 5}}})}), kNodes);
   ASSERT_EQ(p.drain.size(), 1u);
   EXPECT_EQ(p.drain[0], (NodeDrain{"n3", "imgtool: env.NCCL_ALGO differs", {4, 5}}));
   EXPECT_TRUE(p.refused.empty());
@@ -65,8 +66,8 @@ TEST(PlanDrain, OneFieldWithoutMajorityRefusesTheWholePlan) {
 }
 
 TEST(PlanDrain, UnderExpectTheWorkersThatDifferFromItAreOddEvenAsAMajority) {
-  DrainPlan p = PlanDrain(WithDiffs({Diff("nccl", {{"2.19.3", {0, 1, 2, 3, 4, 5}}, {"2.28.9", {6, 7}}}, "2.28")}),
-                          kNodes);
+  DrainPlan p =
+      PlanDrain(WithDiffs({Diff("nccl", {{"2.19.3", {0, 1, 2, 3, 4, 5}}, {"2.28.9", {6, 7}}}, "2.28")}), kNodes);
   ASSERT_EQ(p.drain.size(), 3u);
   EXPECT_EQ(p.drain[0].node, "n1");
   EXPECT_EQ(p.drain[2].node, "n3");
@@ -90,14 +91,16 @@ TEST(PlanDrain, AnUnknownOrUnsafeNodeRefuses) {
 }
 
 TEST(PlanDrain, AHostileFieldNameIsCountedNotEchoed) {
-  DrainPlan p = PlanDrain(WithDiffs({Diff("env.X\" Reason=\"x", {{"a", {0, 1, 2}}, {"b", {3}}})}), {"n1", "n1", "n2", "n3"});
+  DrainPlan p =
+      PlanDrain(WithDiffs({Diff("env.X\" Reason=\"x", {{"a", {0, 1, 2}}, {"b", {3}}})}), {"n1", "n1", "n2", "n3"});
   ASSERT_EQ(p.drain.size(), 1u);
   EXPECT_EQ(p.drain[0].reason, "imgtool: 1 fields differ");
 }
 
 TEST(PlanDrain, TheReasonIsCut) {
   std::vector<FieldDiff> diffs;
-  for (int i = 0; i < 40; ++i) diffs.push_back(Diff("env.SOME_LONG_VARIABLE_" + std::to_string(i), {{"a", {0, 1, 2}}, {"b", {3}}}));
+  for (int i = 0; i < 40; ++i)
+    diffs.push_back(Diff("env.SOME_LONG_VARIABLE_" + std::to_string(i), {{"a", {0, 1, 2}}, {"b", {3}}}));
   DrainPlan p = PlanDrain(WithDiffs(diffs), {"n1", "n1", "n2", "n3"});
   ASSERT_EQ(p.drain.size(), 1u);
   EXPECT_LE(p.drain[0].reason.size(), kMaxReasonBytes);

@@ -246,7 +246,8 @@ struct Exchange {
       const std::string from = cluster.store_source.empty() ? "TF_CONFIG or --rendezvous" : cluster.store_source;
       return trainer::WithPortHint(cluster, server.error().Context("fleet check: " + workers[0].name +
                                                                    " serves the rendezvous store on the chief's "
-                                                                   "address (from " + from + ")"));
+                                                                   "address (from " +
+                                                                   from + ")"));
     }
     auto self =
         trainer::TcpStoreClient::Connect(cluster.store.host, cluster.store.port, kSelfConnect, (*server)->ChiefClaim());

@@ -202,9 +202,13 @@ TEST(Gather, PortInUseIsAClearError) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.error().message,
             "fleet check: worker 0 serves the rendezvous store on the chief's address (from SLURM_STEP_NODELIST): "
-            "store 127.0.0.1:" + p + ": cannot listen: port " + p + " on 127.0.0.1 is in use (another process "
-            "listens there); port " + p + " is job 7 step 0's under Slurm; set --rendezvous HOST:PORT or "
-            "IMGTOOL_RENDEZVOUS");
+            "store 127.0.0.1:" +
+                p + ": cannot listen: port " + p +
+                " on 127.0.0.1 is in use (another process "
+                "listens there); port " +
+                p +
+                " is job 7 step 0's under Slurm; set --rendezvous HOST:PORT or "
+                "IMGTOOL_RENDEZVOUS");
 }
 
 TEST(Gather, WorkersUnderASchedulerAreNamedByNodeAndRank) {

@@ -53,8 +53,7 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
   const int left = (rank + size - 1) % size, right = (rank + 1) % size;
   auto& to_left = ctx.transport().createPair(left);
   const std::vector<char> left_addr = to_left->address().bytes();
-  const std::vector<char> right_addr =
-      right != left ? ctx.transport().createPair(right)->address().bytes() : left_addr;
+  const std::vector<char> right_addr = right != left ? ctx.transport().createPair(right)->address().bytes() : left_addr;
   IMGTOOL_TRY(store.Set(RingKey(rank), RingRecordToWire(left_addr, right_addr)));
   IMGTOOL_TRY(store.Wait({RingKey(left), RingKey(right)}, options.timeout));
   // A pair's connect blocks until its peer connects too, so pairs are connected in one
@@ -79,7 +78,8 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
 GemmResult TimeGemm(const GemmOptions& o) {
   // Deterministic inputs in [-1, 1): the values do not change the time, only denormals
   // would, and there are none.
-  std::vector<float> in(static_cast<size_t>(o.m) * o.k), w(static_cast<size_t>(o.k) * o.n), b(o.n), out(static_cast<size_t>(o.m) * o.n);
+  std::vector<float> in(static_cast<size_t>(o.m) * o.k), w(static_cast<size_t>(o.k) * o.n), b(o.n),
+      out(static_cast<size_t>(o.m) * o.n);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 251) / 125.5f - 1.0f;
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 241) / 120.5f - 1.0f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f;
@@ -99,8 +99,8 @@ GemmResult TimeGemm(const GemmOptions& o) {
   return r;
 }
 
-Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size,
-                                      const std::string& self_host, const AllreduceOptions& options) {
+Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size, const std::string& self_host,
+                                      const AllreduceOptions& options) {
   const size_t count = options.bytes / sizeof(float);
   if (size < 2 || count == 0 || options.iterations < 1) {
     return MakeError(ErrorKind::kInvalidInput, "allreduce: needs 2+ ranks, some bytes and an iteration");
@@ -121,11 +121,11 @@ Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, 
       const auto t = Clock::now();
       allreduce.run();
       if (i >= options.warmup) timed += Since(t);
-      const size_t wrong = static_cast<size_t>(std::count_if(buf.begin(), buf.end(), [&](float x) { return x != expected; }));
+      const size_t wrong =
+          static_cast<size_t>(std::count_if(buf.begin(), buf.end(), [&](float x) { return x != expected; }));
       if (wrong != 0) {
-        return MakeError(ErrorKind::kIntegrity, "allreduce: " + std::to_string(wrong) + " of " +
-                                                    std::to_string(count) + " sums wrong (iteration " +
-                                                    std::to_string(i) + ")");
+        return MakeError(ErrorKind::kIntegrity, "allreduce: " + std::to_string(wrong) + " of " + std::to_string(count) +
+                                                    " sums wrong (iteration " + std::to_string(i) + ")");
       }
     }
     AllreduceResult r;

@@ -32,7 +32,7 @@ struct GemmOptions {
 };
 
 struct GemmResult {
-  double gflops = 0;   // best repetition
+  double gflops = 0;  // best repetition
   int reps = 0;
   double seconds = 0;  // all repetitions together
 };
@@ -56,7 +56,7 @@ struct AllreduceResult {
 // and the address to bind Gloo to. Keys: "perfring/<rank>" (this rank's two Gloo pair
 // addresses). Errors: kTransport (Gloo could not connect or a peer failed), kIntegrity
 // (a wrong sum), the store's own.
-Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size,
-                                      const std::string& self_host, const AllreduceOptions& options);
+Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size, const std::string& self_host,
+                                      const AllreduceOptions& options);
 
 }  // namespace imgtool::fleet

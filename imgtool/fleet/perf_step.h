@@ -34,9 +34,9 @@
 namespace imgtool::fleet {
 
 struct PerfOptions {
-  bool enabled = false;                                     // --perf
+  bool enabled = false;                                    // --perf
   int threshold_permille = kPerfDefaultThresholdPermille;  // --perf-threshold F, as F * 1000
-  bool warn_only = false;                                   // --perf-warn
+  bool warn_only = false;                                  // --perf-warn
   GemmOptions gemm;
   AllreduceOptions allreduce;
   std::string host;  // where this worker runs, for taking turns; empty: gethostname()

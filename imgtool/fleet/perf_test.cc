@@ -34,8 +34,8 @@ TEST(PerfDecide, MedianOddEvenEmpty) {
 }
 
 TEST(PerfDecide, FlagsTheSlowWorkerOnly) {
-  std::map<int, PerfFigures> in = {{0, Both(29500, 1200)}, {1, Both(30000, 1210)}, {2, Both(12100, 1190)},
-                                   {3, Both(29000, 1205)}};
+  std::map<int, PerfFigures> in = {
+      {0, Both(29500, 1200)}, {1, Both(30000, 1210)}, {2, Both(12100, 1190)}, {3, Both(29000, 1205)}};
   PerfVerdict v = DecidePerf(in, 500, false);
   EXPECT_EQ(v.medians.at(kPerfGemm), 29250);  // even N: (29000 + 29500) / 2
   ASSERT_EQ(v.flags.size(), 1u);
@@ -77,7 +77,8 @@ TEST(PerfDecide, FailedWorkerIsFlaggedAndWarnOnlyDoesNotFail) {
   failed.error = "allreduce over Gloo: peer closed";
   PerfVerdict v = DecidePerf({{0, Gemm(10)}, {1, failed}}, 500, true);
   ASSERT_EQ(v.flags.size(), 1u);
-  EXPECT_EQ(PerfFlagLine(v.flags[0], "worker 1", 500), "worker 1 (rank 1): perf step failed: allreduce over Gloo: peer closed");
+  EXPECT_EQ(PerfFlagLine(v.flags[0], "worker 1", 500),
+            "worker 1 (rank 1): perf step failed: allreduce over Gloo: peer closed");
   EXPECT_FALSE(v.Fails());  // --perf-warn
   Verdict verdict;
   verdict.expected_workers = 2;
@@ -107,9 +108,9 @@ TEST(PerfRecord, RoundTripAndStrict) {
   PerfFigures failed;
   failed.error = "x";
   ASSERT_TRUE(PerfRecordFromWire(PerfRecordToWire(failed)).ok());
-  for (const char* bad : {"{}", "[]", R"({"figures":{"gemm":-1}})", R"({"figures":{"gemm":1.5}})",
-                          R"({"figures":{"tflops":1}})", R"({"figures":{},"error":"x"})", R"({"error":""})",
-                          R"({"figures":{"gemm":10000000000000000}})"}) {
+  for (const char* bad :
+       {"{}", "[]", R"({"figures":{"gemm":-1}})", R"({"figures":{"gemm":1.5}})", R"({"figures":{"tflops":1}})",
+        R"({"figures":{},"error":"x"})", R"({"error":""})", R"({"figures":{"gemm":10000000000000000}})"}) {
     EXPECT_FALSE(PerfRecordFromWire(bad).ok()) << bad;
   }
 }
@@ -119,7 +120,7 @@ TEST(PerfRecord, RingRecordEntries) {
   EXPECT_EQ(*RingRecordEntry(rec, 0), (std::vector<char>{'a', 'b'}));
   EXPECT_EQ(*RingRecordEntry(rec, 1), (std::vector<char>{'c'}));
   EXPECT_FALSE(RingRecordEntry(rec, 2).ok());
-  EXPECT_FALSE(RingRecordEntry(rec.substr(0, rec.size() - 1), 1).ok());  // cut short
+  EXPECT_FALSE(RingRecordEntry(rec.substr(0, rec.size() - 1), 1).ok());       // cut short
   EXPECT_FALSE(RingRecordEntry(std::string("\xff\xff\xff\x7f", 4), 0).ok());  // a 2 GB length
   EXPECT_FALSE(RingRecordEntry("", 0).ok());
 }

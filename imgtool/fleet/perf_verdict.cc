@@ -94,8 +94,8 @@ std::string PerfFlagLine(const PerfFlag& flag, const std::string& worker_name, i
   char threshold[16];
   std::snprintf(threshold, sizeof(threshold), "%g", threshold_permille / 10.0);
   return who + flag.figure + " " + PerfDisplay(flag.figure, flag.value) + " " + PerfUnit(flag.figure) + ", " +
-         std::to_string(percent) + "% of the median " + PerfDisplay(flag.figure, flag.median) + ": below " +
-         threshold + "%";
+         std::to_string(percent) + "% of the median " + PerfDisplay(flag.figure, flag.median) + ": below " + threshold +
+         "%";
 }
 
 std::string PerfRecordToWire(const PerfFigures& figures) {
@@ -153,7 +153,8 @@ Result<std::vector<char>> RingRecordEntry(const std::string& record, int which) 
     const uint32_t n = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
     at += 4;
     if (n > kMaxAddressBytes || record.size() - at < n) break;
-    if (i == which) return std::vector<char>(record.begin() + static_cast<long>(at), record.begin() + static_cast<long>(at + n));
+    if (i == which)
+      return std::vector<char>(record.begin() + static_cast<long>(at), record.begin() + static_cast<long>(at + n));
     at += n;
   }
   return MakeError(ErrorKind::kInvalidInput, "not a ring address record with entry " + std::to_string(which));

@@ -60,7 +60,7 @@ inline constexpr int kPerfDefaultThresholdPermille = 500;
 inline constexpr int kPerfExitCode = 7;
 
 struct PerfVerdict {
-  bool ran = false;   // --perf was given (and reached the decision)
+  bool ran = false;  // --perf was given (and reached the decision)
   int threshold_permille = kPerfDefaultThresholdPermille;
   bool warn_only = false;  // --perf-warn: flags are reported, the exit code ignores them
   std::string skipped;     // why no figures were taken (e.g. workers missing)

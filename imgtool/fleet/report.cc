@@ -266,7 +266,8 @@ std::string PerfSection(const PerfVerdict& p, const Names& names) {
   }
   if (!p.complete) out += "(figures of flagged workers only: more than " + std::to_string(kPerfMaxRows) + " workers)\n";
   for (const auto& f : p.flags) {
-    out += Printable(PerfFlagLine(f, names.Name(f.rank), p.threshold_permille)) + (p.warn_only ? " (--perf-warn)" : "") + "\n";
+    out += Printable(PerfFlagLine(f, names.Name(f.rank), p.threshold_permille)) +
+           (p.warn_only ? " (--perf-warn)" : "") + "\n";
   }
   return out;
 }
@@ -405,16 +406,17 @@ oci::Json RenderJson(const Verdict& v) {
     if (d.expected) j["expected"] = *d.expected;
     diffs.push_back(j);
   }
-  oci::Json out = {{"ok", v.ok()},
-          {"exit_code", v.ExitCode()},
-          {"summary", v.Summary()},
-          {"expected_workers", v.expected_workers},
-          {"arrived", ChiefNeverAnswered(v) ? oci::Json(nullptr)
-                                            : oci::Json(v.expected_workers - static_cast<int>(v.missing.size()))},
-          {"missing", workers_of(v.missing)},
-          {"diffs", diffs},
-          {"suspects", workers_of(v.suspects)},
-          {"notes", oci::Json(v.notes)}};
+  oci::Json out = {
+      {"ok", v.ok()},
+      {"exit_code", v.ExitCode()},
+      {"summary", v.Summary()},
+      {"expected_workers", v.expected_workers},
+      {"arrived",
+       ChiefNeverAnswered(v) ? oci::Json(nullptr) : oci::Json(v.expected_workers - static_cast<int>(v.missing.size()))},
+      {"missing", workers_of(v.missing)},
+      {"diffs", diffs},
+      {"suspects", workers_of(v.suspects)},
+      {"notes", oci::Json(v.notes)}};
   if (v.perf.ran) out["perf"] = PerfJson(v.perf, by_rank);
   return out;
 }

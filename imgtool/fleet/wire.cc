@@ -258,14 +258,16 @@ Result<PerfFlag> ReadPerfFlag(Reader& rd, const oci::Json& j, const std::string&
 
 // The "perf" member: bounded like the rest (rows and flags are per worker, each once).
 Result<PerfVerdict> ReadPerf(Reader& rd, const oci::Json& j) {
-  IMGTOOL_TRY(rd.Keys(j, "$.perf", {"threshold_permille", "warn_only", "skipped", "medians", "complete", "rows", "flags"},
+  IMGTOOL_TRY(rd.Keys(j, "$.perf",
+                      {"threshold_permille", "warn_only", "skipped", "medians", "complete", "rows", "flags"},
                       {"threshold_permille", "warn_only", "skipped", "medians", "complete", "rows", "flags"}));
   PerfVerdict p;
   p.ran = true;
   auto threshold = rd.Int(j["threshold_permille"], "$.perf.threshold_permille", 1, 1000);
   if (!threshold.ok()) return threshold.error();
   p.threshold_permille = *threshold;
-  if (!j["warn_only"].is_boolean() || !j["complete"].is_boolean()) return Bad("$.perf", "warn_only, complete: not booleans");
+  if (!j["warn_only"].is_boolean() || !j["complete"].is_boolean())
+    return Bad("$.perf", "warn_only, complete: not booleans");
   p.warn_only = j["warn_only"].get<bool>();
   p.complete = j["complete"].get<bool>();
   auto skipped = rd.String(j["skipped"], "$.perf.skipped", kMaxFieldValueBytes);
@@ -343,7 +345,8 @@ Result<Verdict> VerdictFromWire(const std::string& text, const std::vector<Worke
   if (!parsed.ok()) return parsed.error();
   const oci::Json& j = *parsed;
   Reader rd;
-  IMGTOOL_TRY(rd.Keys(j, "$", {"version", "expected_workers", "workers", "missing", "diffs", "suspects", "notes", "perf"},
+  IMGTOOL_TRY(rd.Keys(j, "$",
+                      {"version", "expected_workers", "workers", "missing", "diffs", "suspects", "notes", "perf"},
                       {"version", "expected_workers", "missing", "diffs", "suspects", "notes"}));
   auto version = rd.Int(j["version"], "$.version", 0, INT32_MAX);
   if (!version.ok()) return version.error();

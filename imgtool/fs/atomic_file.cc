@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <cstdlib>
 #include <random>
 
 #include "fs/safe_open.h"
@@ -17,8 +17,7 @@ namespace imgtool::fs {
 namespace {
 Error Errno(const std::string& what) {
   int e = errno;
-  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal,
-                   what + ": " + std::strerror(e));
+  return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, what + ": " + std::strerror(e));
 }
 
 std::string RandomSuffix() {

@@ -36,8 +36,7 @@ Result<oci::Index> ReadIndex(const std::string& dir);
 Result<oci::Descriptor> ResolveManifest(const std::string& dir, const std::string& tag_or_digest);
 
 // Reads a blob named by a descriptor, refusing a size or digest mismatch (kIntegrity).
-Result<std::string> ReadVerifiedBlob(const std::string& dir, const oci::Descriptor& desc,
-                                     int64_t max_bytes = 64 << 20);
+Result<std::string> ReadVerifiedBlob(const std::string& dir, const oci::Descriptor& desc, int64_t max_bytes = 64 << 20);
 
 // "sha256-<64 hex>.sig", ".att", ".sbom": cosign's tags for artifacts about an image;
 // "sha256-<64 hex>" alone: the OCI 1.1 referrers tag schema.

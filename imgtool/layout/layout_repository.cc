@@ -2,15 +2,17 @@
 
 #include <algorithm>
 
-#include "layout/oci_archive.h"
 #include "fs/safe_open.h"
+#include "layout/oci_archive.h"
 #include "oci/media_types.h"
 
 namespace imgtool::layout {
 
 LayoutRepository::LayoutRepository(std::string dir, std::string name, std::string identity,
                                    std::shared_ptr<fs::TempDir> keep)
-    : dir_(dir), name_(name), identity_(std::move(identity)),
+    : dir_(dir),
+      name_(name),
+      identity_(std::move(identity)),
       store_(std::make_shared<LayoutStore>(std::move(dir), std::move(name), std::move(keep))) {}
 
 // A manifest that index.json does not list (an index's child) is found by its digest
@@ -56,7 +58,7 @@ Result<std::vector<std::string>> LayoutRepository::Tags() const {
 }
 
 Result<std::shared_ptr<LayoutRepository>> OpenArchiveRepository(const std::string& archive_path,
-                                                                 const std::string& name, const std::string& identity) {
+                                                                const std::string& name, const std::string& identity) {
   auto tmp = fs::TempDir::Create("imgtool-archive-");
   if (!tmp.ok()) return tmp.error();
   auto keep = std::make_shared<fs::TempDir>(std::move(*tmp));

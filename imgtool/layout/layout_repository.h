@@ -15,7 +15,8 @@ class LayoutRepository : public oci::Repository {
  public:
   // `name` starts messages ("oci:out/golden"); `identity` is what signatures name;
   // `keep` holds an extracted archive's temporary folder.
-  LayoutRepository(std::string dir, std::string name, std::string identity, std::shared_ptr<fs::TempDir> keep = nullptr);
+  LayoutRepository(std::string dir, std::string name, std::string identity,
+                   std::shared_ptr<fs::TempDir> keep = nullptr);
   std::string name() const override { return name_; }
   std::string identity() const override { return identity_; }
   Result<oci::Descriptor> Resolve(const std::string& tag_or_digest) const override;
@@ -33,6 +34,6 @@ class LayoutRepository : public oci::Repository {
 // oci-archive:FILE, extracted into a private temporary folder that lives as long as the
 // repository and every view opened from it (as containers/image reads archives).
 Result<std::shared_ptr<LayoutRepository>> OpenArchiveRepository(const std::string& archive_path,
-                                                                 const std::string& name, const std::string& identity);
+                                                                const std::string& name, const std::string& identity);
 
 }  // namespace imgtool::layout

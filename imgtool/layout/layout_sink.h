@@ -23,7 +23,8 @@ class LayoutSink : public oci::Sink {
 
   std::string name() const override { return name_; }
   Result<oci::PutOutcome> PutBlob(const oci::Blob& blob, const std::function<void(uint64_t)>& progress) override;
-  Status PutManifest(const oci::Descriptor& d, const std::string& bytes, const std::optional<std::string>& tag) override;
+  Status PutManifest(const oci::Descriptor& d, const std::string& bytes,
+                     const std::optional<std::string>& tag) override;
   Status Commit() override { return Status::Ok(); }
   // Removes the folder when this sink's Open created it and nothing is tagged there.
   void Discard() override;

@@ -115,9 +115,7 @@ Result<oci::Descriptor> LayoutWriter::WriteBlob(std::string_view bytes, std::str
 
 Status LayoutWriter::OpenBlobFile(fs::AtomicFile& file) const { return file.Open(dir_ + "/blobs/sha256/blob"); }
 
-Status LayoutWriter::CommitBlob(fs::AtomicFile& file, const oci::Digest& d) const {
-  return file.CommitAs(BlobPath(d));
-}
+Status LayoutWriter::CommitBlob(fs::AtomicFile& file, const oci::Digest& d) const { return file.CommitAs(BlobPath(d)); }
 
 Result<uint64_t> LayoutWriter::StreamBlob(oci::Reader& source, const oci::Digest& d,
                                           const std::function<void(uint64_t)>& progress) const {

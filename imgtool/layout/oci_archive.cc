@@ -213,8 +213,8 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
     int r;
     while ((r = archive_read_data_block(a.get(), &buf, &size, &offset)) == ARCHIVE_OK) IMGTOOL_TRY(f.Write(buf, size));
     if (r != ARCHIVE_EOF) {
-      return MakeError(ErrorKind::kIntegrity, archive_path + ": reading " + name + ": " +
-                                                  ArchiveMessage(a.get(), "truncated"));
+      return MakeError(ErrorKind::kIntegrity,
+                       archive_path + ": reading " + name + ": " + ArchiveMessage(a.get(), "truncated"));
     }
     IMGTOOL_TRY(f.Commit());
   }

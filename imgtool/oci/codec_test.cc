@@ -24,7 +24,8 @@ TEST(Hex, RefusesAnotherSpelling) {
 }
 
 TEST(Base64, RoundTrips) {
-  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "alice:s3cret", "user:pa:ss", std::string("\0\xff\xfe", 3)}) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "alice:s3cret", "user:pa:ss", std::string("\0\xff\xfe", 3)}) {
     auto d = Base64Decode(Base64Encode(s), "t");
     ASSERT_TRUE(d.ok()) << s;
     EXPECT_EQ(*d, s);

@@ -25,8 +25,7 @@ bool IsLowerHex(std::string_view s) {
 Result<Digest> Digest::Parse(std::string_view text) {
   constexpr std::string_view kPrefix = "sha256:";
   if (text.substr(0, kPrefix.size()) != kPrefix) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     "digest " + Quoted(text, '\'') + ": only sha256 digests are supported");
+    return MakeError(ErrorKind::kInvalidInput, "digest " + Quoted(text, '\'') + ": only sha256 digests are supported");
   }
   std::string_view hex = text.substr(kPrefix.size());
   if (hex.size() != 64 || !IsLowerHex(hex)) {

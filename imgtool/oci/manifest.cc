@@ -128,8 +128,8 @@ Result<Descriptor> DescriptorFromJson(const Json& j, const std::string& where) {
 Result<std::string> SerializeManifest(const Manifest& m) {
   Json layers = Json::array();
   for (const auto& l : m.layers) layers.push_back(DescriptorToJson(l));
-  Json j = {{"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", DescriptorToJson(m.config)},
-            {"layers", layers}};
+  Json j = {
+      {"schemaVersion", 2}, {"mediaType", m.media_type}, {"config", DescriptorToJson(m.config)}, {"layers", layers}};
   if (!m.artifact_type.empty()) j["artifactType"] = m.artifact_type;
   if (m.subject) j["subject"] = DescriptorToJson(*m.subject);
   if (!m.annotations.empty()) j["annotations"] = m.annotations;

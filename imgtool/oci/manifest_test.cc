@@ -9,7 +9,8 @@ namespace imgtool::oci {
 
 namespace {
 Descriptor Desc(std::string_view media_type, std::string_view content) {
-  return Descriptor{std::string(media_type), Digest::Of(content), static_cast<int64_t>(content.size()), {}, std::nullopt};
+  return Descriptor{
+      std::string(media_type), Digest::Of(content), static_cast<int64_t>(content.size()), {}, std::nullopt};
 }
 }  // namespace
 

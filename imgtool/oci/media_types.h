@@ -12,11 +12,9 @@ inline constexpr std::string_view kMediaTypeLayerTar = "application/vnd.oci.imag
 inline constexpr std::string_view kMediaTypeLayerGzip = "application/vnd.oci.image.layer.v1.tar+gzip";
 inline constexpr std::string_view kMediaTypeLayerZstd = "application/vnd.oci.image.layer.v1.tar+zstd";
 // Docker schema 2 equivalents, accepted when reading.
-inline constexpr std::string_view kMediaTypeDockerManifest =
-    "application/vnd.docker.distribution.manifest.v2+json";
+inline constexpr std::string_view kMediaTypeDockerManifest = "application/vnd.docker.distribution.manifest.v2+json";
 inline constexpr std::string_view kMediaTypeDockerConfig = "application/vnd.docker.container.image.v1+json";
-inline constexpr std::string_view kMediaTypeDockerLayerGzip =
-    "application/vnd.docker.image.rootfs.diff.tar.gzip";
+inline constexpr std::string_view kMediaTypeDockerLayerGzip = "application/vnd.docker.image.rootfs.diff.tar.gzip";
 inline constexpr std::string_view kMediaTypeDockerManifestList =
     "application/vnd.docker.distribution.manifest.list.v2+json";
 // OCI 1.1: the config of an artifact that has none.

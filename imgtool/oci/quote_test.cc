@@ -41,12 +41,16 @@ TEST(Quoted, QuoteAndBackslashAreEscaped) {
 // CSI as a C1 control (U+009B), the bidi override of "Trojan source", and bytes that are
 // not UTF-8 (a lone 0x9b is CSI to an 8-bit terminal; overlong and surrogate forms).
 TEST(Quoted, HiddenCodePointsAndInvalidUtf8AreEscaped) {
-  EXPECT_EQ(Quoted("a\xc2\x9b" "31m"), R"("a\u009b31m")");
+  EXPECT_EQ(Quoted("a\xc2\x9b"
+                   "31m"),
+            R"("a\u009b31m")");
   EXPECT_EQ(Quoted("x\xe2\x80\xaey"), R"("x\u202ey")");
-  EXPECT_EQ(Quoted("\x9b" "2J"), R"("\x9b2J")");
-  EXPECT_EQ(Quoted("\xc0\xaf"), R"("\xc0\xaf")");          // overlong '/'
-  EXPECT_EQ(Quoted("\xed\xa0\x80"), R"("\xed\xa0\x80")");  // a surrogate
-  EXPECT_EQ(Quoted("\xe6\x97"), R"("\xe6\x97")");          // cut short
+  EXPECT_EQ(Quoted("\x9b"
+                   "2J"),
+            R"("\x9b2J")");
+  EXPECT_EQ(Quoted("\xc0\xaf"), R"("\xc0\xaf")");                  // overlong '/'
+  EXPECT_EQ(Quoted("\xed\xa0\x80"), R"("\xed\xa0\x80")");          // a surrogate
+  EXPECT_EQ(Quoted("\xe6\x97"), R"("\xe6\x97")");                  // cut short
   EXPECT_EQ(Quoted("\xf4\x90\x80\x80"), R"("\xf4\x90\x80\x80")");  // past U+10FFFF
 }
 

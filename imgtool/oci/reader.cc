@@ -66,8 +66,8 @@ Result<size_t> LimitReader::Read(void* buf, size_t n) {
   auto got = inner_->Read(buf, static_cast<size_t>(std::min<uint64_t>(n, left_ + 1)));
   if (!got.ok()) return got;
   if (*got > left_) {
-    return MakeError(ErrorKind::kIntegrity, name_ + ": more than the " + std::to_string(limit_) +
-                                                " bytes its descriptor names");
+    return MakeError(ErrorKind::kIntegrity,
+                     name_ + ": more than the " + std::to_string(limit_) + " bytes its descriptor names");
   }
   left_ -= *got;
   return got;

@@ -9,12 +9,12 @@
 namespace imgtool {
 
 enum class ErrorKind {
-  kInvalidInput,        // bad spec, bad flag, malformed JSON, hostile path
-  kNotFound,            // missing file, tag, blob
-  kIntegrity,           // digest or size mismatch, corrupt data
-  kDenied,              // verification or policy said no
-  kTransport,           // network, registry
-  kInternal,            // I/O failure, library error, bug
+  kInvalidInput,  // bad spec, bad flag, malformed JSON, hostile path
+  kNotFound,      // missing file, tag, blob
+  kIntegrity,     // digest or size mismatch, corrupt data
+  kDenied,        // verification or policy said no
+  kTransport,     // network, registry
+  kInternal,      // I/O failure, library error, bug
 };
 
 // Exit code of the CLI for each kind (documented in README.md).
@@ -34,7 +34,7 @@ inline Error MakeError(ErrorKind kind, std::string message) { return Error{kind,
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -71,8 +71,8 @@ class [[nodiscard]] Status {
 }  // namespace imgtool
 
 // Early return on failure, adding context. Used sparingly: it keeps pipelines readable.
-#define IMGTOOL_TRY(expr)                  \
-  do {                                     \
-    auto _st = (expr);                     \
-    if (!_st.ok()) return _st.error();     \
+#define IMGTOOL_TRY(expr)              \
+  do {                                 \
+    auto _st = (expr);                 \
+    if (!_st.ok()) return _st.error(); \
   } while (0)

@@ -20,9 +20,9 @@
 namespace imgtool::oci {
 
 struct PutOutcome {
-  std::string action;           // exists, mounted, uploaded, resumed, downloaded, written, linked
-  uint64_t bytes_sent = 0;      // bytes that crossed the network or were written for it
-  uint64_t resumed_from = 0;    // an interrupted upload continued from here
+  std::string action;         // exists, mounted, uploaded, resumed, downloaded, written, linked
+  uint64_t bytes_sent = 0;    // bytes that crossed the network or were written for it
+  uint64_t resumed_from = 0;  // an interrupted upload continued from here
 };
 
 class Sink {

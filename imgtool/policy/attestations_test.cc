@@ -53,15 +53,18 @@ TEST(Attestations, ParsesRequirements) {
 }
 
 TEST(Attestations, ParserErrorsNameThePath) {
-  EXPECT_EQ(ErrorOf("[]"), "p.json: $.rules.attestations: want a non-empty array of {name, predicateType, signedBy, conditions}");
+  EXPECT_EQ(ErrorOf("[]"),
+            "p.json: $.rules.attestations: want a non-empty array of {name, predicateType, signedBy, conditions}");
   EXPECT_EQ(ErrorOf(R"([{"predicateType":"custom","signedBy":{"keys":["k"]},"when":1}])"),
             "p.json: $.rules.attestations[0].when: unknown field (known: name, predicateType, signedBy, conditions)");
   EXPECT_EQ(ErrorOf(R"([{"predicateType":"custom"}])"),
             "p.json: $.rules.attestations[0].signedBy: required: who must have signed the attestation");
   EXPECT_EQ(ErrorOf(R"([{"signedBy":{"keys":["k"]}}])"), "p.json: $.rules.attestations[0].predicateType: required");
-  EXPECT_NE(ErrorOf(R"([{"predicateType":"slsa","signedBy":{"keys":["k"]}}])").find("not a predicate type URI"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"([{"predicateType":"slsa","signedBy":{"keys":["k"]}}])").find("not a predicate type URI"),
+            std::string::npos);
   EXPECT_EQ(ErrorOf(R"([{"predicateType":"custom","signedBy":{}}])"),
-            "p.json: $.rules.attestations[0].signedBy: want keys (trusted public keys, PEM files) or identities (keyless signers), or both");
+            "p.json: $.rules.attestations[0].signedBy: want keys (trusted public keys, PEM files) or identities "
+            "(keyless signers), or both");
   EXPECT_EQ(ErrorOf(R"([{"name":"a","predicateType":"custom","signedBy":{"keys":["k"]}},
                         {"name":"a","predicateType":"custom","signedBy":{"keys":["k"]}}])"),
             "p.json: $.rules.attestations[1].name: 'a' names an earlier requirement too");
@@ -78,8 +81,9 @@ ImageFacts WithAttestations(std::vector<AttestationFacts> a) {
 
 TEST(Attestations, OneVerifiedStatementSatisfyingEveryConditionPasses) {
   auto reqs = Requirements();
-  auto f = WithAttestations({{{{Provenance("https://other/b"), "ci.pub"}, {Provenance("https://ci.example/builder"), "ci.pub"}}, ""},
-                             {{{Statement("https://spdx.dev/Document", R"({"packages":[]})"), "ci.pub"}}, ""}});
+  auto f = WithAttestations(
+      {{{{Provenance("https://other/b"), "ci.pub"}, {Provenance("https://ci.example/builder"), "ci.pub"}}, ""},
+       {{{Statement("https://spdx.dev/Document", R"({"packages":[]})"), "ci.pub"}}, ""}});
   auto r = EvaluateAttestations(reqs, f);
   EXPECT_TRUE(r.pass) << r.reason;
   EXPECT_EQ(r.rule, "attestations");
@@ -97,9 +101,11 @@ TEST(Attestations, FailuresNameTheRequirementAndWhy) {
   EXPECT_FALSE(rows[0].pass);
   EXPECT_EQ(rows[0].rule, "built-by-ci");
   EXPECT_EQ(rows[0].reason,
-            "/runDetails/builder/id is \"https://other/b\", wants \"https://ci.example/builder\" (attestation signed by ci.pub)");
+            "/runDetails/builder/id is \"https://other/b\", wants \"https://ci.example/builder\" (attestation signed "
+            "by ci.pub)");
   EXPECT_EQ(rows[1].reason,
-            "no verified attestation of type https://spdx.dev/Document: no attestations for sha256:aa (sha256-aa.att is missing or empty)");
+            "no verified attestation of type https://spdx.dev/Document: no attestations for sha256:aa (sha256-aa.att "
+            "is missing or empty)");
   auto r = EvaluateAttestations(reqs, f);
   EXPECT_FALSE(r.pass);
   EXPECT_EQ(r.reason.substr(0, 13), "built-by-ci: ");

@@ -14,15 +14,22 @@ using State = ConditionOutcome::State;
 
 const std::vector<std::pair<std::string, ConditionOp>>& Operators() {
   static const std::vector<std::pair<std::string, ConditionOp>> ops = {
-      {"equals", ConditionOp::kEquals},         {"matches", ConditionOp::kMatches},
-      {"oneOf", ConditionOp::kOneOf},           {"present", ConditionOp::kPresent},
-      {"absent", ConditionOp::kAbsent},         {"every", ConditionOp::kEvery},
-      {"any", ConditionOp::kAny},               {"none", ConditionOp::kNone},
-      {"versionBelow", ConditionOp::kVersionBelow}, {"versionAtLeast", ConditionOp::kVersionAtLeast}};
+      {"equals", ConditionOp::kEquals},
+      {"matches", ConditionOp::kMatches},
+      {"oneOf", ConditionOp::kOneOf},
+      {"present", ConditionOp::kPresent},
+      {"absent", ConditionOp::kAbsent},
+      {"every", ConditionOp::kEvery},
+      {"any", ConditionOp::kAny},
+      {"none", ConditionOp::kNone},
+      {"versionBelow", ConditionOp::kVersionBelow},
+      {"versionAtLeast", ConditionOp::kVersionAtLeast}};
   return ops;
 }
 
-Error Bad(const std::string& where, const std::string& why) { return MakeError(ErrorKind::kInvalidInput, where + ": " + why); }
+Error Bad(const std::string& where, const std::string& why) {
+  return MakeError(ErrorKind::kInvalidInput, where + ": " + why);
+}
 
 std::string Known() {
   std::string s = "pointer";
@@ -38,7 +45,8 @@ Result<std::vector<std::string>> ParsePointer(const std::string& p, const std::s
   std::string cur;
   for (size_t i = 1; i <= p.size(); ++i) {
     if (i == p.size() || p[i] == '/') {
-      if (tokens.size() == kMaxPointerTokens) return Bad(where, "more than " + std::to_string(kMaxPointerTokens) + " tokens");
+      if (tokens.size() == kMaxPointerTokens)
+        return Bad(where, "more than " + std::to_string(kMaxPointerTokens) + " tokens");
       tokens.push_back(std::move(cur));
       cur.clear();
     } else if (p[i] == '~') {
@@ -134,14 +142,16 @@ Result<Condition> ParseOne(const Json& j, const std::string& where, int depth) {
     c.op = it->second;
   }
   if (op_name.empty()) return Bad(where, "no operator (want one of: " + Known().substr(9) + ")");
-  if (!j.contains("pointer") || !j["pointer"].is_string()) return Bad(where + ".pointer", "required: a JSON pointer string");
+  if (!j.contains("pointer") || !j["pointer"].is_string())
+    return Bad(where + ".pointer", "required: a JSON pointer string");
   c.pointer = j["pointer"].get<std::string>();
   auto tokens = ParsePointer(c.pointer, where + ".pointer");
   if (!tokens.ok()) return tokens.error();
   c.tokens = std::move(*tokens);
   int stars = static_cast<int>(std::count(c.tokens.begin(), c.tokens.end(), "*"));
   if (depth + stars > kMaxConditionDepth) {
-    return Bad(where + ".pointer", "every/any/none ('*' included) nested deeper than " + std::to_string(kMaxConditionDepth) + " levels");
+    return Bad(where + ".pointer",
+               "every/any/none ('*' included) nested deeper than " + std::to_string(kMaxConditionDepth) + " levels");
   }
   IMGTOOL_TRY(ParseOperand(c, j[op_name], where + "." + op_name, depth + stars));
   return Unstar(std::move(c));
@@ -212,7 +222,8 @@ ConditionOutcome Fails(std::string why) { return {State::kFails, std::move(why)}
 ConditionOutcome Unevaluable(std::string why) { return {State::kUnevaluable, std::move(why)}; }
 
 ConditionOutcome OverSteps() {
-  return Unevaluable("more than " + std::to_string(kMaxConditionSteps) + " condition evaluations (the cap on one attestation)");
+  return Unevaluable("more than " + std::to_string(kMaxConditionSteps) +
+                     " condition evaluations (the cap on one attestation)");
 }
 
 ConditionOutcome All(const std::vector<Condition>& cs, const Json& node, const std::string& base, size_t& steps);
@@ -234,10 +245,11 @@ ConditionOutcome Version(const Condition& c, const Json* t, const std::string& p
 ConditionOutcome Quantified(const Condition& c, const Json* t, const std::string& path, size_t& steps) {
   const std::string name = OperatorName(c.op);
   if (t == nullptr) return Unevaluable(ShownPath(path) + " is missing (" + name + " needs an array)");
-  if (!t->is_array()) return Unevaluable(ShownPath(path) + " is " + Shown(*t) + ", not an array (" + name + " needs one)");
+  if (!t->is_array())
+    return Unevaluable(ShownPath(path) + " is " + Shown(*t) + ", not an array (" + name + " needs one)");
   if (t->size() > kMaxConditionArray) {
-    return Unevaluable(ShownPath(path) + " has " + std::to_string(t->size()) + " elements; " + name + " walks at most " +
-                       std::to_string(kMaxConditionArray));
+    return Unevaluable(ShownPath(path) + " has " + std::to_string(t->size()) + " elements; " + name +
+                       " walks at most " + std::to_string(kMaxConditionArray));
   }
   std::optional<ConditionOutcome> unevaluable;
   for (size_t i = 0; i < t->size(); ++i) {
@@ -249,13 +261,15 @@ ConditionOutcome Quantified(const Condition& c, const Json* t, const std::string
     }
     if (c.op == ConditionOp::kEvery && !r.holds()) return r;
     if (c.op == ConditionOp::kAny && r.holds()) return r;
-    if (c.op == ConditionOp::kNone && r.holds()) return Fails(r.why + " (no element of " + ShownPath(path) + " may match)");
+    if (c.op == ConditionOp::kNone && r.holds())
+      return Fails(r.why + " (no element of " + ShownPath(path) + " may match)");
   }
   if (unevaluable) return *unevaluable;
   const std::string n = std::to_string(t->size());
   switch (c.op) {
     case ConditionOp::kEvery:
-      return Holds(t->empty() ? ShownPath(path) + " is empty (every holds)" : "all " + n + " elements of " + ShownPath(path) + " hold");
+      return Holds(t->empty() ? ShownPath(path) + " is empty (every holds)"
+                              : "all " + n + " elements of " + ShownPath(path) + " hold");
     case ConditionOp::kAny:
       return Fails(t->empty() ? ShownPath(path) + " is empty (any needs one element that holds)"
                               : "none of the " + n + " elements of " + ShownPath(path) + " holds");
@@ -283,11 +297,13 @@ ConditionOutcome One(const Condition& c, const Json& node, const std::string& ba
       for (const auto& v : c.value) {
         if (*t == v) return Holds(shown + " is " + Shown(*t));
       }
-      return Fails(shown + " is " + Shown(*t) + ", not one of the " + std::to_string(c.value.size()) + " allowed values");
+      return Fails(shown + " is " + Shown(*t) + ", not one of the " + std::to_string(c.value.size()) +
+                   " allowed values");
     case ConditionOp::kMatches:
       if (!t) return Unevaluable(shown + " is missing (wants a match of " + Json(c.regexp->pattern()).dump() + ")");
       if (!t->is_string()) return Unevaluable(shown + " is " + Shown(*t) + ", not a string (matches needs one)");
-      if (c.regexp->Search(t->get_ref<const std::string&>())) return Holds(shown + " " + Shown(*t) + " matches " + Json(c.regexp->pattern()).dump());
+      if (c.regexp->Search(t->get_ref<const std::string&>()))
+        return Holds(shown + " " + Shown(*t) + " matches " + Json(c.regexp->pattern()).dump());
       return Fails(shown + " is " + Shown(*t) + ", does not match " + Json(c.regexp->pattern()).dump());
     case ConditionOp::kVersionBelow:
     case ConditionOp::kVersionAtLeast:
@@ -328,7 +344,9 @@ std::string OperatorName(ConditionOp op) {
   return "?";
 }
 
-Result<std::vector<Condition>> ParseConditions(const Json& j, const std::string& where) { return ParseList(j, where, 0); }
+Result<std::vector<Condition>> ParseConditions(const Json& j, const std::string& where) {
+  return ParseList(j, where, 0);
+}
 
 ConditionOutcome EvaluateConditions(const std::vector<Condition>& conditions, const Json& predicate, size_t& steps) {
   return All(conditions, predicate, "", steps);

@@ -33,16 +33,27 @@ inline constexpr size_t kMaxConditionSteps = 1000000;
 // Reference tokens in one pointer.
 inline constexpr size_t kMaxPointerTokens = 64;
 
-enum class ConditionOp { kEquals, kMatches, kOneOf, kPresent, kAbsent, kEvery, kAny, kNone, kVersionBelow, kVersionAtLeast };
+enum class ConditionOp {
+  kEquals,
+  kMatches,
+  kOneOf,
+  kPresent,
+  kAbsent,
+  kEvery,
+  kAny,
+  kNone,
+  kVersionBelow,
+  kVersionAtLeast
+};
 
 struct Condition {
   std::string pointer;              // as written, for reasons
   std::vector<std::string> tokens;  // decoded (~1 -> '/', ~0 -> '~')
   ConditionOp op = ConditionOp::kPresent;
-  oci::Json value;                      // equals: the value; oneOf: the array
+  oci::Json value;                         // equals: the value; oneOf: the array
   std::optional<regexp::GoRegexp> regexp;  // matches
-  std::string version;                  // versionBelow / versionAtLeast
-  std::vector<Condition> nested;        // every / any / none
+  std::string version;                     // versionBelow / versionAtLeast
+  std::vector<Condition> nested;           // every / any / none
 };
 
 // `j`: the array of conditions; `where`: its JSON path ("$.rules.attestations[0].conditions").

@@ -55,7 +55,8 @@ TEST(Conditions, PointerEscapesAndArrayIndexes) {
   EXPECT_EQ(Eval(R"([{"pointer":"/list/0","equals":1}])", kProvenance).state, State::kHolds);
   // "01", "-" and an index past the end name nothing.
   for (const char* p : {"/list/01", "/list/-", "/list/3", "/list/x"}) {
-    EXPECT_EQ(Eval(std::string(R"([{"pointer":")") + p + R"(","absent":true}])", kProvenance).state, State::kHolds) << p;
+    EXPECT_EQ(Eval(std::string(R"([{"pointer":")") + p + R"(","absent":true}])", kProvenance).state, State::kHolds)
+        << p;
   }
   EXPECT_EQ(Eval(R"([{"pointer":"","present":true}])", kProvenance).state, State::kHolds);
 }
@@ -82,7 +83,8 @@ TEST(Conditions, OneOfPresentAbsent) {
 }
 
 TEST(Conditions, EveryAnyNoneOnArraysEmptyArraysAndOthers) {
-  const char* every = R"([{"pointer":"/buildDefinition/resolvedDependencies","every":[{"pointer":"/digest/sha256","present":true}]}])";
+  const char* every =
+      R"([{"pointer":"/buildDefinition/resolvedDependencies","every":[{"pointer":"/digest/sha256","present":true}]}])";
   auto o = Eval(every, kProvenance);
   EXPECT_EQ(o.state, State::kFails);
   EXPECT_EQ(o.why, "/buildDefinition/resolvedDependencies/1/digest/sha256 is absent, wants it present");
@@ -117,7 +119,9 @@ TEST(Conditions, FailingDecidesAConjunctionUnevaluableElementsFailClosed) {
   // zlib's name fails the conjunction, whatever its version: no error.
   o = Eval(none, R"({"packages":[{"name":"zlib"},{"name":"openssl","versionInfo":"3.0.2-0ubuntu1"}]})");
   EXPECT_EQ(o.state, State::kFails);
-  EXPECT_EQ(o.why, R"(/packages/1/name is "openssl" and /packages/1/versionInfo "3.0.2-0ubuntu1" is below "3.0.11-1" (no element of /packages may match))");
+  EXPECT_EQ(
+      o.why,
+      R"(/packages/1/name is "openssl" and /packages/1/versionInfo "3.0.2-0ubuntu1" is below "3.0.11-1" (no element of /packages may match))");
   EXPECT_EQ(Eval(none, R"({"packages":[{"name":"openssl","versionInfo":"3.0.13-0ubuntu3"}]})").state, State::kHolds);
 }
 
@@ -130,7 +134,9 @@ TEST(Conditions, Versions) {
 }
 
 TEST(DebianVersion, OrdersAsDpkg) {
-  auto lt = [](const std::string& a, const std::string& b) { return CompareDebianVersions(a, b) < 0 && CompareDebianVersions(b, a) > 0; };
+  auto lt = [](const std::string& a, const std::string& b) {
+    return CompareDebianVersions(a, b) < 0 && CompareDebianVersions(b, a) > 0;
+  };
   EXPECT_TRUE(lt("1.0~rc1", "1.0"));
   EXPECT_TRUE(lt("1.0", "1.0+b1"));
   EXPECT_TRUE(lt("1.0", "1.0-1"));
@@ -144,8 +150,10 @@ TEST(DebianVersion, OrdersAsDpkg) {
   EXPECT_TRUE(lt("1." + std::string(40, '9'), "1.1" + std::string(40, '0')));
   EXPECT_EQ(CompareDebianVersions("1.01", "1.1"), 0);
   EXPECT_EQ(CompareDebianVersions("0:1.0", "1.0"), 0);
-  for (const char* bad : {"", "a1", "1:", "x:1.0", "1.0-", "1.0 1", "1.0-a_b"}) EXPECT_FALSE(CheckDebianVersion(bad).ok()) << bad;
-  for (const char* good : {"1.0", "1:2.3-4", "2.3.4-1ubuntu0.1~22.04", "1.0+dfsg-2"}) EXPECT_TRUE(CheckDebianVersion(good).ok()) << good;
+  for (const char* bad : {"", "a1", "1:", "x:1.0", "1.0-", "1.0 1", "1.0-a_b"})
+    EXPECT_FALSE(CheckDebianVersion(bad).ok()) << bad;
+  for (const char* good : {"1.0", "1:2.3-4", "2.3.4-1ubuntu0.1~22.04", "1.0+dfsg-2"})
+    EXPECT_TRUE(CheckDebianVersion(good).ok()) << good;
 }
 
 TEST(Conditions, StepAndArrayCapsFailClosed) {
@@ -172,10 +180,12 @@ TEST(Conditions, StepAndArrayCapsFailClosed) {
 }
 
 TEST(Conditions, ParserErrorsNameThePath) {
-  EXPECT_EQ(ParseError(R"([{"pointer":"/a","gt":1}])"),
-            "$.c[0].gt: unknown field or operator (known: pointer, equals, matches, oneOf, present, absent, every, any, "
-            "none, versionBelow, versionAtLeast)");
-  EXPECT_EQ(ParseError(R"([{"pointer":"/a","equals":1,"present":true}])"), "$.c[0]: two operators (equals, present): want exactly one");
+  EXPECT_EQ(
+      ParseError(R"([{"pointer":"/a","gt":1}])"),
+      "$.c[0].gt: unknown field or operator (known: pointer, equals, matches, oneOf, present, absent, every, any, "
+      "none, versionBelow, versionAtLeast)");
+  EXPECT_EQ(ParseError(R"([{"pointer":"/a","equals":1,"present":true}])"),
+            "$.c[0]: two operators (equals, present): want exactly one");
   EXPECT_EQ(ParseError(R"([{"pointer":"/a"}])").substr(0, 22), "$.c[0]: no operator (w");
   EXPECT_EQ(ParseError(R"([{"equals":1}])"), "$.c[0].pointer: required: a JSON pointer string");
   EXPECT_EQ(ParseError(R"([{"pointer":"a","equals":1}])").substr(0, 17), "$.c[0].pointer: a");
@@ -184,7 +194,8 @@ TEST(Conditions, ParserErrorsNameThePath) {
   EXPECT_EQ(ParseError(R"x([{"pointer":"/a","matches":"(?=a)"}])x").substr(0, 17), "$.c[0].matches: n");
   EXPECT_EQ(ParseError(R"([{"pointer":"/a","present":false}])"), "$.c[0].present: want true");
   EXPECT_EQ(ParseError(R"([{"pointer":"/a","oneOf":[]}])"), "$.c[0].oneOf: want a non-empty array of values");
-  EXPECT_EQ(ParseError(R"([{"pointer":"/a","versionBelow":"x"}])").substr(0, 41), "$.c[0].versionBelow: not a Debian version");
+  EXPECT_EQ(ParseError(R"([{"pointer":"/a","versionBelow":"x"}])").substr(0, 41),
+            "$.c[0].versionBelow: not a Debian version");
   EXPECT_EQ(ParseError(R"([{"pointer":"/a","every":[]}])"), "$.c[0].every: want a non-empty array of conditions");
   EXPECT_EQ(ParseError(R"([])"), "$.c: want a non-empty array of conditions");
   EXPECT_EQ(ParseError(R"([{"pointer":"/a","every":[{"pointer":"/b","nope":1}]}])").substr(0, 24),
@@ -207,9 +218,11 @@ TEST(Conditions, NestingIsCappedBeforeRecursing) {
   EXPECT_NE(ParseError(deep).find("nested deeper than 8 levels"), std::string::npos);
   // A '*' is a level.
   EXPECT_EQ(Parse(R"([{"pointer":"/*/*/*/*/*/*/*/*","present":true}])").size(), 1u);
-  EXPECT_NE(ParseError(R"([{"pointer":"/*/*/*/*/*/*/*/*/*","present":true}])").find("nested deeper"), std::string::npos);
-  EXPECT_NE(ParseError(R"([{"pointer":"/*/*/*/*/*/*/*/*","every":[{"pointer":"","present":true}]}])").find("nested deeper"),
+  EXPECT_NE(ParseError(R"([{"pointer":"/*/*/*/*/*/*/*/*/*","present":true}])").find("nested deeper"),
             std::string::npos);
+  EXPECT_NE(
+      ParseError(R"([{"pointer":"/*/*/*/*/*/*/*/*","every":[{"pointer":"","present":true}]}])").find("nested deeper"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -67,9 +67,7 @@ int ComparePart(std::string_view a, std::string_view b) {
   return 0;
 }
 
-Error Bad(const std::string& why) {
-  return MakeError(ErrorKind::kInvalidInput, "not a Debian version (" + why + ")");
-}
+Error Bad(const std::string& why) { return MakeError(ErrorKind::kInvalidInput, "not a Debian version (" + why + ")"); }
 
 }  // namespace
 

@@ -72,8 +72,8 @@ TEST(DockerfileHostile, LongHeredocDelimiters) {
 TEST(DockerfileHostile, LongLinesOfAlmostHeredocsAndUnknownWords) {
   for (size_t n : kSizes) {
     // Every position starts "<<" and none is a heredoc: one pass, not one per position.
-    auto df = ParseDockerfile("FROM scratch\nRUN " + std::string(n, '<') + "\nCOPY " + std::string(n, '<') + "-\nUSER 1\n",
-                              "D");
+    auto df = ParseDockerfile(
+        "FROM scratch\nRUN " + std::string(n, '<') + "\nCOPY " + std::string(n, '<') + "-\nUSER 1\n", "D");
     ASSERT_TRUE(df.ok()) << df.error().message.substr(0, 200);
     EXPECT_TRUE(df->instructions[1].heredocs.empty());
     auto unknown = ParseDockerfile("FROM scratch\n" + std::string(n, 'X') + " y\n", "D");
@@ -130,9 +130,10 @@ TEST(DockerfileHostile, ExecFormArraysNestedOrLong) {
 
 TEST(DockerfileHostile, LongChecksumsAndDigests) {
   const std::string hex(100'000, 'a');
-  auto df = ParseDockerfile("FROM debian@sha256:" + hex + "\nADD --checksum=sha256:" + hex +
-                                " https://example.com/a /a\nADD --checksum=" + hex + " git@example.com:a.git /b\nUSER 1\n",
-                            "D");
+  auto df =
+      ParseDockerfile("FROM debian@sha256:" + hex + "\nADD --checksum=sha256:" + hex +
+                          " https://example.com/a /a\nADD --checksum=" + hex + " git@example.com:a.git /b\nUSER 1\n",
+                      "D");
   ASSERT_TRUE(df.ok());
   EXPECT_EQ(Rules(*df), (std::vector<std::string>{"1 fromDigest", "2 addChecksum", "3 addChecksum"}));
 }

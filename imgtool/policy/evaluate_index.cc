@@ -1,9 +1,8 @@
 // Judging an index as one reference. The rules about the reference judge the index's own
 // facts: digestPinned the text as written, signedBy the signatures and attestations the
-// attestations on the index's digest (cosign signs and attests an index by its own digest). Every other rule judges each image entry on
-// its own, and the row passes only when every image passes; a failing row names each
-// platform and digest that broke it. Pure, like evaluate.cc, whose per-image rules it
-// reuses unchanged.
+// attestations on the index's digest (cosign signs and attests an index by its own digest). Every other rule judges
+// each image entry on its own, and the row passes only when every image passes; a failing row names each platform and
+// digest that broke it. Pure, like evaluate.cc, whose per-image rules it reuses unchanged.
 #include <algorithm>
 #include <utility>
 

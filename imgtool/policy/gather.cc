@@ -160,8 +160,7 @@ IndexFacts GatherIndex(const std::string& reference, const oci::ImageIndex& inde
 }  // namespace
 
 ReferenceFacts GatherFacts(const std::string& reference, const Result<oci::Node>& opened, const Policy& policy,
-                           const SignatureVerifier& verify_signature,
-                           const AttestationVerifier& verify_attestations) {
+                           const SignatureVerifier& verify_signature, const AttestationVerifier& verify_attestations) {
   ReferenceFacts out;
   ImageFacts& f = out.top;
   f.reference = reference;

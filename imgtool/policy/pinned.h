@@ -8,14 +8,14 @@
 
 #include <string>
 
-#include "ref/reference.h"
 #include "oci/result.h"
+#include "ref/reference.h"
 
 namespace imgtool::policy {
 
 struct PinnedReference {
   ref::Reference ref;  // what to open: for oci:DIR@D, path DIR and tag D
-  std::string digest;     // "sha256:..." when pinned, else empty
+  std::string digest;  // "sha256:..." when pinned, else empty
 };
 
 Result<PinnedReference> ParsePinnedReference(const std::string& text);

@@ -82,7 +82,8 @@ Status OneOf(const Json& j, const std::string& where, const char* exact_name, co
     return Bad(where, std::string("want exactly one of ") + exact_name + " and " + regexp_name);
   }
   const char* name = j.contains(exact_name) ? exact_name : regexp_name;
-  if (!j[name].is_string() || j[name].get<std::string>().empty()) return Bad(where + "." + name, "want a non-empty string");
+  if (!j[name].is_string() || j[name].get<std::string>().empty())
+    return Bad(where + "." + name, "want a non-empty string");
   const std::string value = j[name].get<std::string>();
   if (name == exact_name) {
     *exact = value;
@@ -95,7 +96,8 @@ Status OneOf(const Json& j, const std::string& where, const char* exact_name, co
 }
 
 Result<std::vector<IdentityRule>> Identities(const Json& j, const std::string& where) {
-  if (!j.is_array() || j.empty()) return Bad(where, "want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
+  if (!j.is_array() || j.empty())
+    return Bad(where, "want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
   std::vector<IdentityRule> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string at = where + "[" + std::to_string(i) + "]";
@@ -154,7 +156,8 @@ Result<std::string> PredicateType(const Json& j, const std::string& where) {
   return Bad(where, "'" + t.substr(0, 64) + "' is not a predicate type URI (https://...) or spdxjson, spdx, custom");
 }
 
-Result<AttestationRequirement> Requirement(const Json& j, const std::string& where, const std::string& dir, size_t index) {
+Result<AttestationRequirement> Requirement(const Json& j, const std::string& where, const std::string& dir,
+                                           size_t index) {
   IMGTOOL_TRY(WantObject(j, where));
   IMGTOOL_TRY(OnlyKeys(j, where, {"name", "predicateType", "signedBy", "conditions"}));
   AttestationRequirement r;
@@ -168,7 +171,8 @@ Result<AttestationRequirement> Requirement(const Json& j, const std::string& whe
   r.signed_by = std::move(*by);
   r.name = r.predicate_type + " #" + std::to_string(index);
   if (j.contains("name")) {
-    if (!j["name"].is_string() || j["name"].get<std::string>().empty()) return Bad(where + ".name", "want a non-empty string");
+    if (!j["name"].is_string() || j["name"].get<std::string>().empty())
+      return Bad(where + ".name", "want a non-empty string");
     r.name = j["name"].get<std::string>();
   }
   if (j.contains("conditions")) {
@@ -180,13 +184,15 @@ Result<AttestationRequirement> Requirement(const Json& j, const std::string& whe
 }
 
 Status ParseAttestations(const Json& j, const std::string& where, const std::string& dir, Policy& p) {
-  if (!j.is_array() || j.empty()) return Bad(where, "want a non-empty array of {name, predicateType, signedBy, conditions}");
+  if (!j.is_array() || j.empty())
+    return Bad(where, "want a non-empty array of {name, predicateType, signedBy, conditions}");
   std::vector<AttestationRequirement> out;
   for (size_t i = 0; i < j.size(); ++i) {
     auto r = Requirement(j[i], where + "[" + std::to_string(i) + "]", dir, i);
     if (!r.ok()) return r.error();
     for (const auto& prior : out) {
-      if (prior.name == r->name) return Bad(where + "[" + std::to_string(i) + "].name", "'" + r->name + "' names an earlier requirement too");
+      if (prior.name == r->name)
+        return Bad(where + "[" + std::to_string(i) + "].name", "'" + r->name + "' names an earlier requirement too");
     }
     out.push_back(std::move(*r));
   }

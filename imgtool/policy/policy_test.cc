@@ -58,18 +58,24 @@ TEST(Policy, SignedByKeylessIdentities) {
 }
 
 TEST(Policy, SignedByIdentityMistakesFailClosed) {
-  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{}}})"),
-            "p.json: $.rules.signedBy: want keys (trusted public keys, PEM files) or identities (keyless signers), or both");
+  EXPECT_EQ(
+      ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{}}})"),
+      "p.json: $.rules.signedBy: want keys (trusted public keys, PEM files) or identities (keyless signers), or both");
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"subject":"a"}]}}})"),
             "p.json: $.rules.signedBy.identities[0]: want exactly one of issuer and issuerRegExp");
-  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","subjectRegExp":"b"}]}}})"),
-            "p.json: $.rules.signedBy.identities[0]: want exactly one of subject and subjectRegExp");
-  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","email":"x"}]}}})"),
-            "p.json: $.rules.signedBy.identities[0].email: unknown field (known: issuer, issuerRegExp, subject, subjectRegExp)");
+  EXPECT_EQ(
+      ErrorOf(
+          R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","subjectRegExp":"b"}]}}})"),
+      "p.json: $.rules.signedBy.identities[0]: want exactly one of subject and subjectRegExp");
+  EXPECT_EQ(
+      ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[{"issuer":"i","subject":"a","email":"x"}]}}})"),
+      "p.json: $.rules.signedBy.identities[0].email: unknown field (known: issuer, issuerRegExp, subject, "
+      "subjectRegExp)");
   EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"keys":["a.pub"],"trustedRoot":"r.json"}}})"),
             "p.json: $.rules.signedBy.trustedRoot: only with identities");
-  EXPECT_EQ(ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[]}}})"),
-            "p.json: $.rules.signedBy.identities: want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
+  EXPECT_EQ(
+      ErrorOf(R"({"policyVersion":1,"rules":{"signedBy":{"identities":[]}}})"),
+      "p.json: $.rules.signedBy.identities: want a non-empty array of {issuer|issuerRegExp, subject|subjectRegExp}");
 }
 
 // Identity regexps are Go's (RE2), compiled with the policy: a pattern Go refuses fails the

@@ -20,7 +20,8 @@ SignatureFacts ByKeys(const ref::Reference& ref, const std::vector<std::string>&
 }
 
 // Each identity in turn, under the rule's trusted root; the first that verifies passes.
-SignatureFacts ByIdentities(const ref::Reference& ref, const SignedByRule& rule, const remote::RegistryOptions& options) {
+SignatureFacts ByIdentities(const ref::Reference& ref, const SignedByRule& rule,
+                            const remote::RegistryOptions& options) {
   auto root = sigstore::LoadTrustedRoot(rule.trusted_root);
   if (!root.ok()) return {false, {"trustedRoot: " + root.error().message}};
   auto shared = std::make_shared<const sigstore::TrustedRoot>(std::move(*root));

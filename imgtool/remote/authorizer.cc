@@ -46,7 +46,8 @@ HttpRequest TokenRequest(const std::string& realm, const Challenge& ch, const st
   for (const auto& s : scopes) query += std::string(query.empty() ? "" : "&") + "scope=" + UrlEncode(s);
   req.url = realm;
   if (!query.empty()) req.url += (realm.find('?') == std::string::npos ? "?" : "&") + query;
-  if (creds) req.headers.push_back("Authorization: Basic " + oci::Base64Encode(creds->username + ":" + creds->password));
+  if (creds)
+    req.headers.push_back("Authorization: Basic " + oci::Base64Encode(creds->username + ":" + creds->password));
   return req;
 }
 

@@ -26,8 +26,8 @@ class RegistryBlobReader : public oci::Reader {
   Result<size_t> Read(void* buf, size_t n) override;
 
  private:
-  void Run();                                     // the transfer thread
-  bool Push(const char* data, size_t n);          // false: the reader went away
+  void Run();                             // the transfer thread
+  bool Push(const char* data, size_t n);  // false: the reader went away
   void Finish(std::optional<Error> error);
 
   std::shared_ptr<Registry> reg_;
@@ -39,9 +39,9 @@ class RegistryBlobReader : public oci::Reader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> chunks_;
-  size_t queued_ = 0;     // bytes in chunks_
-  size_t offset_ = 0;     // read position in chunks_.front()
-  bool done_ = false;     // the thread has finished
+  size_t queued_ = 0;  // bytes in chunks_
+  size_t offset_ = 0;  // read position in chunks_.front()
+  bool done_ = false;  // the thread has finished
   bool cancelled_ = false;
   std::optional<Error> error_;
 };

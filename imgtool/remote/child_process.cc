@@ -212,7 +212,9 @@ Status Exchange(Pipes& p, const std::string& input, const ChildLimits& lim, Cloc
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return MakeError(ErrorKind::kTransport, "no answer within " + Seconds(lim.timeout));
     long wait_ms = group.pidfd() >= 0 ? left.count() + 1 : std::min<long>(left.count() + 1, 10);
-    pollfd fds[4] = {{p.in.get(), POLLOUT, 0}, {p.out.get(), POLLIN, 0}, {p.err.get(), POLLIN, 0},
+    pollfd fds[4] = {{p.in.get(), POLLOUT, 0},
+                     {p.out.get(), POLLIN, 0},
+                     {p.err.get(), POLLIN, 0},
                      {group.pidfd(), POLLIN, 0}};  // poll skips negative fds
     int rc = ::poll(fds, 4, static_cast<int>(wait_ms));
     if (rc < 0 && errno == EINTR) continue;

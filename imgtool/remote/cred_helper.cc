@@ -105,13 +105,11 @@ Status ValidateHelperName(const std::string& helper) {
   bool ok = !helper.empty() && helper.size() <= kMaxHelperName;
   for (char c : helper) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
   if (ok) return Status::Ok();
-  std::string shown = helper.size() <= kShownName
-                          ? oci::Quoted(helper)
-                          : oci::Quoted(helper.substr(0, kShownName)) + "... (" + std::to_string(helper.size()) +
-                                " characters)";
+  std::string shown = helper.size() <= kShownName ? oci::Quoted(helper)
+                                                  : oci::Quoted(helper.substr(0, kShownName)) + "... (" +
+                                                        std::to_string(helper.size()) + " characters)";
   return MakeError(ErrorKind::kInvalidInput, "credential helper " + shown + ": want 1 to " +
-                                                 std::to_string(kMaxHelperName) +
-                                                 " letters, digits, '-', '_' or '.'");
+                                                 std::to_string(kMaxHelperName) + " letters, digits, '-', '_' or '.'");
 }
 
 Result<ChildLimits> HelperLimits() {

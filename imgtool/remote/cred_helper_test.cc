@@ -208,7 +208,8 @@ TEST_F(CredHelperTest, HelperNamesAreValidatedUpFront) {
   EXPECT_EQ(HelperGet(long_name, "reg:5000").error().kind, ErrorKind::kInvalidInput);
   EXPECT_TRUE(ValidateHelperName(std::string(128, 'a')).ok());
   EXPECT_FALSE(ValidateHelperName(std::string(129, 'a')).ok());
-  for (const char* bad : {"", "a/b", "../x", "a b", "pass\n", "x\x1b"}) EXPECT_FALSE(ValidateHelperName(bad).ok()) << bad;
+  for (const char* bad : {"", "a/b", "../x", "a b", "pass\n", "x\x1b"})
+    EXPECT_FALSE(ValidateHelperName(bad).ok()) << bad;
   EXPECT_TRUE(ValidateHelperName("desktop.exe").ok());
 
   std::string escape = Config("{\"credHelpers\":{\"reg:5000\":\"x\\n\\u001b[31m\\r\\u0000\"}}");

@@ -106,10 +106,12 @@ Result<std::optional<Credentials>> DecodeEntry(const oci::Json& entry, const std
   std::string auth = oci::StringMember(entry, "auth");
   if (!auth.empty()) {
     auto decoded = oci::Base64Decode(auth, "auth");
-    if (!decoded.ok()) return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: invalid base64");
+    if (!decoded.ok())
+      return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: invalid base64");
     auto colon = decoded->find(':');
     if (colon == std::string::npos) {
-      return MakeError(ErrorKind::kInvalidInput, path + ": auths." + oci::Quoted(key) + ".auth: want base64 of USER:PASSWORD");
+      return MakeError(ErrorKind::kInvalidInput,
+                       path + ": auths." + oci::Quoted(key) + ".auth: want base64 of USER:PASSWORD");
     }
     c.username = decoded->substr(0, colon);
     c.password = decoded->substr(colon + 1);

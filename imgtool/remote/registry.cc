@@ -283,7 +283,7 @@ Result<std::vector<std::string>> Registry::ListTags(const std::string& repo) {
 }
 
 Result<std::optional<oci::Index>> Registry::Referrers(const std::string& repo, const oci::Digest& subject,
-                                                       const std::string& artifact_type) {
+                                                      const std::string& artifact_type) {
   HttpRequest req;
   req.url = base_url() + "/v2/" + repo + "/referrers/" + subject.str();
   if (!artifact_type.empty()) req.url += "?artifactType=" + UrlEncode(artifact_type);

@@ -6,7 +6,8 @@
 
 namespace imgtool::remote {
 
-RemoteStore::RemoteStore(std::shared_ptr<Registry> reg, std::string repo) : reg_(std::move(reg)), repo_(std::move(repo)) {}
+RemoteStore::RemoteStore(std::shared_ptr<Registry> reg, std::string repo)
+    : reg_(std::move(reg)), repo_(std::move(repo)) {}
 
 std::string RemoteStore::name() const { return "docker://" + reg_->host() + "/" + repo_; }
 

@@ -57,7 +57,8 @@ class RegistrySink : public oci::Sink {
   RegistrySink(std::shared_ptr<Registry> reg, std::string repo, UploadOptions upload);
   std::string name() const override;
   Result<oci::PutOutcome> PutBlob(const oci::Blob& blob, const std::function<void(uint64_t)>& progress) override;
-  Status PutManifest(const oci::Descriptor& d, const std::string& bytes, const std::optional<std::string>& tag) override;
+  Status PutManifest(const oci::Descriptor& d, const std::string& bytes,
+                     const std::optional<std::string>& tag) override;
   Status Commit() override { return Status::Ok(); }
   void Discard() override {}
 

@@ -32,23 +32,29 @@ TEST(StallWatch, SilenceAfterABurstStallsAtTheBound) {
 
 TEST(StallWatch, NothingAtAllStallsAtTheBound) {
   StallWatch w(seconds(60), 1024);
-  EXPECT_EQ(FirstStall(w, [](milliseconds) { return uint64_t{0}; }, seconds(1), seconds(600)), seconds(60));
+  EXPECT_EQ(FirstStall(
+                w, [](milliseconds) { return uint64_t{0}; }, seconds(1), seconds(600)),
+            seconds(60));
 }
 
 // 100 bytes a second is below 1024: cut at the bound. 2 KiB a second never is.
 TEST(StallWatch, TrickleBelowTheLimitIsAStall) {
   StallWatch slow(seconds(2), 1024);
-  EXPECT_EQ(FirstStall(slow, [](milliseconds t) { return uint64_t(t.count() / 10); }, milliseconds(500), seconds(30)),
+  EXPECT_EQ(FirstStall(
+                slow, [](milliseconds t) { return uint64_t(t.count() / 10); }, milliseconds(500), seconds(30)),
             seconds(2));
   StallWatch fast(seconds(2), 1024);
-  EXPECT_EQ(FirstStall(fast, [](milliseconds t) { return uint64_t(t.count() * 2); }, milliseconds(500), seconds(600)),
+  EXPECT_EQ(FirstStall(
+                fast, [](milliseconds t) { return uint64_t(t.count() * 2); }, milliseconds(500), seconds(600)),
             milliseconds(-1));
 }
 
 // Bytes that keep coming push the stall back; it is measured from the last of them.
 TEST(StallWatch, ProgressRestartsTheWindow) {
   StallWatch w(seconds(5), 1024);
-  auto bursts = [](milliseconds t) -> uint64_t { return t < seconds(20) ? uint64_t(t.count() / 1000) * 8192 : 20 * 8192; };
+  auto bursts = [](milliseconds t) -> uint64_t {
+    return t < seconds(20) ? uint64_t(t.count() / 1000) * 8192 : 20 * 8192;
+  };
   EXPECT_EQ(FirstStall(w, bursts, milliseconds(250), seconds(60)), seconds(25));
 }
 

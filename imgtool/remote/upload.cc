@@ -195,9 +195,8 @@ Result<std::optional<UploadSession>> Resumable(Registry& reg, const std::string&
 // PATCHes from session.offset to the end; an error leaves session at the last good chunk.
 // A transport failure is described in `net` (a stall: net->timed_out).
 Status SendChunks(Registry& reg, const std::string& repo, const oci::Descriptor& desc, HashingBody& body,
-                  const UploadOptions& opts, const std::string& state_path, UploadSession& session,
-                  UploadOutcome& out, const std::string& what, const std::function<void(uint64_t done)>& progress,
-                  NetError* net) {
+                  const UploadOptions& opts, const std::string& state_path, UploadSession& session, UploadOutcome& out,
+                  const std::string& what, const std::function<void(uint64_t done)>& progress, NetError* net) {
   const uint64_t size = static_cast<uint64_t>(desc.size);
   IMGTOOL_TRY(body.CatchUp(session.offset));
   while (session.offset < size) {

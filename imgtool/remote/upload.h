@@ -38,9 +38,8 @@ struct UploadOutcome {
 std::string DefaultUploadStateDir();
 
 // `body` must read at offsets (CanReadAt: a file, memory) so a range can be sent again.
-Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const oci::Descriptor& desc,
-                                 oci::Reader& body, const UploadOptions& opts,
-                                 const std::function<void(uint64_t done)>& progress);
+Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const oci::Descriptor& desc, oci::Reader& body,
+                                 const UploadOptions& opts, const std::function<void(uint64_t done)>& progress);
 
 // The saved session of an interrupted upload.
 struct UploadSession {

@@ -121,7 +121,8 @@ std::string Describe(const Result<FileInfo>& r) {
     case FileType::kOther:
       break;
   }
-  return internal::QuoteName(r->path) + ", a device or FIFO of layer " + r->layer + " entry " + std::to_string(r->entry);
+  return internal::QuoteName(r->path) + ", a device or FIFO of layer " + r->layer + " entry " +
+         std::to_string(r->entry);
 }
 
 bool SameOrigin(const FileInfo& a, const FileInfo& b) {

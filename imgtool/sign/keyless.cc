@@ -1,10 +1,10 @@
 #include "sign/keyless.h"
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
+#include "oci/hex.h"
 #include "sign_core/dsse.h"
 #include "sign_core/payload.h"
-#include "oci/hex.h"
 #include "sigstore/verifier.h"
 
 namespace imgtool::sign {
@@ -26,7 +26,8 @@ Result<sigstore::TlogEntry> EntryFromRekorBundle(std::string_view text) {
   const oci::Json* payload = j->is_object() && j->contains("Payload") ? &(*j)["Payload"] : nullptr;
   if (payload == nullptr || !payload->is_object() || !(*payload)["integratedTime"].is_number_integer() ||
       !(*payload)["logIndex"].is_number_integer()) {
-    return Invalid(std::string(kRekorBundleAnnotation) + ": want SignedEntryTimestamp and Payload{body, integratedTime, logIndex, logID}");
+    return Invalid(std::string(kRekorBundleAnnotation) +
+                   ": want SignedEntryTimestamp and Payload{body, integratedTime, logIndex, logID}");
   }
   sigstore::TlogEntry e;
   auto set = oci::Base64Decode(oci::StringMember(*j, "SignedEntryTimestamp"), "SignedEntryTimestamp");
@@ -106,8 +107,9 @@ std::string PredicateTypeOf(const sigstore::Bundle& b) {
 }
 
 // One candidate through the verifier; `claims` checks what it says about the image.
-SignatureCheck Check(const SignatureLayer& l, const Result<sigstore::Bundle>& bundle, const sigstore::Artifact& artifact,
-                     const KeylessPolicy& policy, const std::function<std::string(const sigstore::Bundle&)>& claims) {
+SignatureCheck Check(const SignatureLayer& l, const Result<sigstore::Bundle>& bundle,
+                     const sigstore::Artifact& artifact, const KeylessPolicy& policy,
+                     const std::function<std::string(const sigstore::Bundle&)>& claims) {
   SignatureCheck c;
   c.layer = l.descriptor.digest;
   if (!bundle.ok()) {
@@ -138,7 +140,8 @@ Decision Decide(std::vector<SignatureCheck> checks, const std::string& what) {
       d.verified_keys.push_back(c.key);
     }
   }
-  if (d.signatures.empty()) d.reason = "no keyless " + what + " found (legacy sha256-<hex> tags or Sigstore bundle referrers)";
+  if (d.signatures.empty())
+    d.reason = "no keyless " + what + " found (legacy sha256-<hex> tags or Sigstore bundle referrers)";
   if (!d.ok && !d.signatures.empty()) d.reason = "no keyless " + what + " verifies: " + d.signatures[0].reason;
   return d;
 }
@@ -152,7 +155,8 @@ Decision VerifyKeylessSignatures(const std::vector<SignatureLayer>& legacy, cons
     auto names_image = [&](const sigstore::Bundle&) -> std::string {
       auto claims = ParseSimpleSigningPayload(l.payload, "payload " + l.descriptor.digest.str());
       if (!claims.ok()) return claims.error().message;
-      if (claims->manifest_digest != image.str()) return "the payload names " + claims->manifest_digest + ", not " + image.str();
+      if (claims->manifest_digest != image.str())
+        return "the payload names " + claims->manifest_digest + ", not " + image.str();
       return "";
     };
     checks.push_back(Check(l, BundleFromLegacyLayer(l), sigstore::ArtifactOf(l.payload), policy, names_image));
@@ -164,15 +168,15 @@ Decision VerifyKeylessSignatures(const std::vector<SignatureLayer>& legacy, cons
       if (got == kCosignSignPredicate) return "";
       return "the bundle attests '" + got + "', not a signature (" + std::string(kCosignSignPredicate) + ")";
     };
-    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), sigstore::ArtifactOfDigest(image),
-                           policy, is_signature));
+    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()),
+                           sigstore::ArtifactOfDigest(image), policy, is_signature));
   }
   return Decide(std::move(checks), "signature");
 }
 
-Decision VerifyKeylessAttestations(const std::vector<SignatureLayer>& legacy, const std::vector<SignatureLayer>& bundles,
-                                   const oci::Digest& image, const KeylessPolicy& policy,
-                                   const std::string& predicate_type) {
+Decision VerifyKeylessAttestations(const std::vector<SignatureLayer>& legacy,
+                                   const std::vector<SignatureLayer>& bundles, const oci::Digest& image,
+                                   const KeylessPolicy& policy, const std::string& predicate_type) {
   auto of_type = [&](const sigstore::Bundle& b) -> std::string {
     if (!b.dsse_envelope) return "a message signature, not an attestation";
     std::string got = PredicateTypeOf(b);
@@ -182,10 +186,11 @@ Decision VerifyKeylessAttestations(const std::vector<SignatureLayer>& legacy, co
     return "";
   };
   std::vector<SignatureCheck> checks;
-  for (const auto& l : legacy) checks.push_back(Check(l, BundleFromLegacyLayer(l), sigstore::ArtifactOfDigest(image), policy, of_type));
+  for (const auto& l : legacy)
+    checks.push_back(Check(l, BundleFromLegacyLayer(l), sigstore::ArtifactOfDigest(image), policy, of_type));
   for (const auto& l : bundles) {
-    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()), sigstore::ArtifactOfDigest(image),
-                           policy, of_type));
+    checks.push_back(Check(l, sigstore::ParseBundle(l.payload, "bundle " + l.descriptor.digest.str()),
+                           sigstore::ArtifactOfDigest(image), policy, of_type));
   }
   return Decide(std::move(checks), "attestation");
 }

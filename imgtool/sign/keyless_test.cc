@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
 #include "oci/hex.h"
 
 namespace imgtool::sign {

@@ -11,7 +11,7 @@ namespace imgtool::sign {
 
 namespace {
 
-constexpr uint64_t kMaxPayload = 4u << 20;                 // payloads are small JSON; refuse a blob bomb
+constexpr uint64_t kMaxPayload = 4u << 20;  // payloads are small JSON; refuse a blob bomb
 // All layers' payloads together, repeated ones too: each is held and verified per layer,
 // so 1,000 layers naming one 4 MiB payload would cost 4 GB of memory and hashing.
 constexpr uint64_t kMaxPayloads = 16u << 20;

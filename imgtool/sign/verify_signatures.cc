@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <functional>
 
-#include "sign_core/dsse.h"
 #include "sign/signature_image.h"
 #include "sign/store.h"
+#include "sign_core/dsse.h"
 
 namespace imgtool::sign {
 

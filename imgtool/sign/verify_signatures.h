@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "ref/reference.h"
 #include "oci/digest.h"
 #include "oci/result.h"
+#include "ref/reference.h"
 #include "remote/registry.h"
 #include "sign/keyless.h"
 #include "sign_core/verify.h"
@@ -39,7 +39,8 @@ Result<SignatureVerdict> VerifyImageAttestations(const ref::Reference& ref,
 // identity `policy` names, under its trusted root, in both of cosign's storage formats
 // (legacy tags and Sigstore bundle referrers; keyless.h).
 Result<SignatureVerdict> VerifyImageKeyless(const ref::Reference& ref, const KeylessPolicy& policy, bool attestation,
-                                            const std::string& predicate_type, const remote::RegistryOptions& opts = {});
+                                            const std::string& predicate_type,
+                                            const remote::RegistryOptions& opts = {});
 
 // Every *.pub file in `dir`, sorted (a trust folder such as signatures/trusted/).
 Result<std::vector<std::string>> PublicKeysIn(const std::string& dir);

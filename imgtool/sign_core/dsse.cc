@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
 #include "sign_core/keys.h"
 
 namespace imgtool::sign {
@@ -146,7 +146,8 @@ std::string Pae(std::string_view payload_type, std::string_view payload) {
 
 std::string DsseEnvelope(std::string_view payload_type, std::string_view payload, std::string_view der_signature) {
   return R"({"payloadType":)" + oci::Json(std::string(payload_type)).dump() + R"(,"payload":")" +
-         oci::Base64Encode(payload) + R"(","signatures":[{"keyid":"","sig":")" + oci::Base64Encode(der_signature) + R"("}]})";
+         oci::Base64Encode(payload) + R"(","signatures":[{"keyid":"","sig":")" + oci::Base64Encode(der_signature) +
+         R"("}]})";
 }
 
 Decision VerifyAttestations(const std::vector<SignatureLayer>& layers, const oci::Digest& image,

@@ -2,8 +2,8 @@
 
 #include <sodium.h>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
 
 namespace imgtool::sign {
 

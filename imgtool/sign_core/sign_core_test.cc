@@ -4,8 +4,8 @@
 #include <functional>
 #include <tuple>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
 #include "sign_core/dsse.h"
 #include "sign_core/encrypted_key.h"
 #include "sign_core/keys.h"
@@ -317,9 +317,9 @@ TEST(Attest, StatementV1IsVerifiedAsV0_1) {
   EXPECT_EQ(VerifyAttestations({SignedStatement(key, statement(v1, kOther))}, kImage, trusted)
                 .reason.rfind("no subject names", 0),
             0u);
-  EXPECT_FALSE(VerifyAttestations({SignedStatement(key, statement("https://in-toto.io/Statement/v2", kImage))}, kImage,
-                                  trusted)
-                   .ok);
+  EXPECT_FALSE(
+      VerifyAttestations({SignedStatement(key, statement("https://in-toto.io/Statement/v2", kImage))}, kImage, trusted)
+          .ok);
   EXPECT_TRUE(CheckStatementClaims(statement(v1, kImage), kImage, "").ok());
   EXPECT_EQ(CheckStatementClaims(statement(v1, kImage), kImage, "https://x").error().kind, ErrorKind::kDenied);
 }

@@ -224,7 +224,8 @@ Result<Bundle> ParseBundle(std::string_view json, const std::string& what) {
   IMGTOOL_TRY(ParseMaterial(*doc, what, &b));
   bool message = doc->contains("messageSignature"), dsse = doc->contains("dsseEnvelope");
   if (message == dsse) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": a bundle holds exactly one of messageSignature and dsseEnvelope");
+    return MakeError(ErrorKind::kInvalidInput,
+                     what + ": a bundle holds exactly one of messageSignature and dsseEnvelope");
   }
   const std::string path = what + ": " + (message ? "messageSignature" : "dsseEnvelope");
   auto content = ObjectMember(*doc, message ? "messageSignature" : "dsseEnvelope", what + ": bundle");

@@ -19,20 +19,20 @@ namespace imgtool::sigstore {
 struct InclusionProof {
   int64_t log_index = 0;  // the entry's index in this tree (Rekor v1: not the global logIndex)
   int64_t tree_size = 0;
-  std::string root_hash;  // raw 32 bytes
+  std::string root_hash;            // raw 32 bytes
   std::vector<std::string> hashes;  // raw 32 bytes each, leaf to root
-  std::string checkpoint;  // the signed note (checkpoint.envelope), as text; empty when absent
+  std::string checkpoint;           // the signed note (checkpoint.envelope), as text; empty when absent
 };
 
 struct TlogEntry {
   int64_t log_index = 0;
-  std::string log_id;  // raw bytes
-  std::string kind;    // kindVersion.kind: "hashedrekord", "dsse", "intoto"
-  std::string kind_version;  // "0.0.1", "0.0.2"
-  std::optional<Time> integrated_time;        // Rekor v1 only
-  std::string signed_entry_timestamp;         // inclusionPromise (SET), raw DER; empty when absent
+  std::string log_id;                   // raw bytes
+  std::string kind;                     // kindVersion.kind: "hashedrekord", "dsse", "intoto"
+  std::string kind_version;             // "0.0.1", "0.0.2"
+  std::optional<Time> integrated_time;  // Rekor v1 only
+  std::string signed_entry_timestamp;   // inclusionPromise (SET), raw DER; empty when absent
   std::optional<InclusionProof> inclusion_proof;
-  std::string canonicalized_body;             // raw JSON bytes (base64-decoded)
+  std::string canonicalized_body;  // raw JSON bytes (base64-decoded)
 };
 
 struct MessageSignature {

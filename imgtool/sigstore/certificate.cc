@@ -117,8 +117,8 @@ Result<VerifiedChain> VerifyChain(const std::vector<Cert>& certs, const TrustedR
     why += (why.empty() ? "" : "; ") + issuer.error().message;
   }
   if (!any_valid) return Denied("no certificate authority of the trusted root is valid at " + FormatRfc3339(at));
-  return Denied("it does not chain to a certificate authority of the trusted root at " + FormatRfc3339(at) + " (" + why +
-                ")");
+  return Denied("it does not chain to a certificate authority of the trusted root at " + FormatRfc3339(at) + " (" +
+                why + ")");
 }
 
 }  // namespace imgtool::sigstore

@@ -73,7 +73,6 @@ Result<int64_t> ParseSize(std::string_view s) {
   return n;
 }
 
-
 // Rekor v1 writes "<host> - <decimal tree id>" as the origin (sigstore-go tells the two
 // kinds of checkpoint apart the same way).
 bool RekorV1Origin(std::string_view origin) {
@@ -163,12 +162,14 @@ Result<Checkpoint> VerifyCheckpoint(std::string_view note, const LogKey& log) {
   if (!cp.ok()) return cp.error();
   const bool v1 = RekorV1Origin(cp->origin);
   const std::string host = UrlHost(log.base_url);
-  if (!v1 && cp->origin != host) return Refused("origin '" + cp->origin.substr(0, 64) + "' is not the log's host '" + host + "'");
+  if (!v1 && cp->origin != host)
+    return Refused("origin '" + cp->origin.substr(0, 64) + "' is not the log's host '" + host + "'");
   const std::string hint = v1 ? KeyId(log.key).substr(0, 4) : NoteKeyHint(host, log.key);
   bool verified = false;
   for (const NoteSignature& sig : signed_note->signatures) {
     if (sig.key_hint != hint || (!v1 && sig.name != host)) continue;  // someone else's: ignored
-    if (!VerifyMessage(log.key, signed_note->text, sig.signature)) return Refused("the log's signature does not verify");
+    if (!VerifyMessage(log.key, signed_note->text, sig.signature))
+      return Refused("the log's signature does not verify");
     verified = true;
   }
   if (!verified) return Refused("no signature from the log (" + host + ")");

@@ -9,17 +9,17 @@
 #include <memory>
 #include <vector>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sign_core/dsse.h"
+#include "oci/canonical_json.h"
 #include "oci/hex.h"
+#include "sign_core/dsse.h"
 #include "sigstore/json_fields.h"
 
 namespace imgtool::sigstore {
 
 namespace {
 
-constexpr size_t kMaxBodySignatures = 16;  // as many as a bundle's envelope may carry
+constexpr size_t kMaxBodySignatures = 16;   // as many as a bundle's envelope may carry
 constexpr size_t kMaxBodyField = 64 << 10;  // a signature, a certificate, its PEM
 
 struct Claim {  // what the bundle says, to hold the body against
@@ -100,7 +100,8 @@ Result<Pkey> VerifierKey(const Claim& claim) {
 // Sigstore's name for the key's signature algorithm, the prehashing one Rekor v2 logs.
 std::string KeyDetails(const Pkey& key) {
   if (EVP_PKEY_is_a(key.get(), "ED25519")) return "PKIX_ED25519_PH";
-  if (EVP_PKEY_is_a(key.get(), "RSA")) return "PKIX_RSA_PKCS1V15_" + std::to_string(EVP_PKEY_get_bits(key.get())) + "_SHA256";
+  if (EVP_PKEY_is_a(key.get(), "RSA"))
+    return "PKIX_RSA_PKCS1V15_" + std::to_string(EVP_PKEY_get_bits(key.get())) + "_SHA256";
   char group[64] = {0};
   size_t len = 0;
   if (EVP_PKEY_get_utf8_string_param(key.get(), OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof(group), &len) != 1) return "";
@@ -133,7 +134,8 @@ Result<std::string> SameV2Verifier(const Json& obj, const std::string& path, con
   if (!details.ok()) return details.error();
   auto key = VerifierKey(claim);
   if (!key.ok()) return key.error();
-  if (*details != KeyDetails(*key)) return Mismatch(path + ".verifier: key details '" + details->substr(0, 64) + "' are not the key's");
+  if (*details != KeyDetails(*key))
+    return Mismatch(path + ".verifier: key details '" + details->substr(0, 64) + "' are not the key's");
   return std::move(*details);
 }
 
@@ -265,8 +267,10 @@ struct Kind {
   KindCheck check;
 };
 constexpr Kind kKinds[] = {
-    {"hashedrekord", "0.0.1", true, false, HashedRekordV001}, {"hashedrekord", "0.0.2", true, true, HashedRekordV002},
-    {"dsse", "0.0.1", false, true, DsseV001},                 {"dsse", "0.0.2", false, true, DsseV002},
+    {"hashedrekord", "0.0.1", true, false, HashedRekordV001},
+    {"hashedrekord", "0.0.2", true, true, HashedRekordV002},
+    {"dsse", "0.0.1", false, true, DsseV001},
+    {"dsse", "0.0.2", false, true, DsseV002},
     {"intoto", "0.0.2", false, true, IntotoV002},
 };
 

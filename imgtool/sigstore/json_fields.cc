@@ -54,7 +54,8 @@ Result<const Json*> ArrayMember(const Json& obj, std::string_view key, const std
   const Json* v = Find(obj, key);
   if (v == nullptr) return &kEmpty;
   if (!v->is_array()) return Bad(path, key, "not an array");
-  if (v->size() > max_items) return Bad(path, key, std::to_string(v->size()) + " items, more than " + std::to_string(max_items));
+  if (v->size() > max_items)
+    return Bad(path, key, std::to_string(v->size()) + " items, more than " + std::to_string(max_items));
   return v;
 }
 
@@ -71,7 +72,8 @@ Result<std::string> TextMember(const Json& obj, std::string_view key, const std:
 Result<std::string> BytesMember(const Json& obj, std::string_view key, const std::string& path, size_t max_bytes) {
   auto text = TextMember(obj, key, path, true);
   if (!text.ok()) return text.error();
-  if (text->size() > (max_bytes / 3 + 1) * 4) return Bad(path, key, "longer than " + std::to_string(max_bytes) + " bytes");
+  if (text->size() > (max_bytes / 3 + 1) * 4)
+    return Bad(path, key, "longer than " + std::to_string(max_bytes) + " bytes");
   auto bytes = oci::Base64Decode(ProtobufBase64(*text), path + "." + std::string(key));
   if (!bytes.ok()) return bytes.error();
   return std::move(*bytes);

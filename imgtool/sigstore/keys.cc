@@ -1,8 +1,8 @@
 #include "sigstore/keys.h"
 
 #include <openssl/bio.h>
-#include <openssl/err.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 #include <openssl/sha.h>

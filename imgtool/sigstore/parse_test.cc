@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "sigstore/bundle.h"
 #include "oci/hex.h"
+#include "sigstore/bundle.h"
 #include "sigstore/trusted_root.h"
 
 namespace imgtool::sigstore {
@@ -145,7 +145,8 @@ TEST(Bundle, DsseAndTimestamps) {
 }
 
 TEST(Bundle, ADsseEnvelopeAloneParsesWithTheSameRules) {
-  auto e = ParseDsseEnvelope(R"({"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[{"sig":"AAAA"}]})", "e");
+  auto e = ParseDsseEnvelope(
+      R"({"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[{"sig":"AAAA"}]})", "e");
   ASSERT_TRUE(e.ok()) << e.error().message;
   EXPECT_EQ(e->payload, "{}");
   EXPECT_FALSE(ParseDsseEnvelope(R"({"payloadType":"t","payload":"","signatures":[]})", "e").ok());
@@ -157,10 +158,12 @@ TEST(Bundle, RefusesBothOrNeitherContent) {
       R"({"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json","verificationMaterial":{"publicKey":{"hint":"x"}})";
   EXPECT_FALSE(ParseBundle(head + "}", "b").ok());
   EXPECT_TRUE(ParseBundle(head + R"(,"messageSignature":{"signature":"AAAA"}})", "b").ok());
-  EXPECT_FALSE(ParseBundle(head +
-                               R"(,"messageSignature":{"signature":"AAAA"},"dsseEnvelope":{"payloadType":"t","payload":"","signatures":[{"sig":"AAAA"}]}})",
-                           "b")
-                   .ok());
+  EXPECT_FALSE(
+      ParseBundle(
+          head +
+              R"(,"messageSignature":{"signature":"AAAA"},"dsseEnvelope":{"payloadType":"t","payload":"","signatures":[{"sig":"AAAA"}]}})",
+          "b")
+          .ok());
 }
 
 }  // namespace

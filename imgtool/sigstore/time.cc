@@ -49,8 +49,8 @@ Result<Time> ParseRfc3339(std::string_view s, const std::string& what) {
   }
   shape = shape && at + 1 == s.size() && s[at] == 'Z';
   if (!shape || mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 60) {
-    return MakeError(ErrorKind::kInvalidInput,
-                     what + ": '" + std::string(s.substr(0, 40)) + "' is not an RFC 3339 UTC time (YYYY-MM-DDTHH:MM:SSZ)");
+    return MakeError(ErrorKind::kInvalidInput, what + ": '" + std::string(s.substr(0, 40)) +
+                                                   "' is not an RFC 3339 UTC time (YYYY-MM-DDTHH:MM:SSZ)");
   }
   return DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 }

@@ -1,9 +1,9 @@
 #include "sigstore/tlog.h"
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
-#include "sigstore/checkpoint.h"
+#include "oci/canonical_json.h"
 #include "oci/hex.h"
+#include "sigstore/checkpoint.h"
 #include "sigstore/merkle.h"
 
 namespace imgtool::sigstore {

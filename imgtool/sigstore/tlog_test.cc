@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "oci/canonical_json.h"
 #include "oci/base64.h"
+#include "oci/canonical_json.h"
+#include "oci/hex.h"
 #include "sigstore/bundle.h"
 #include "sigstore/checkpoint.h"
 #include "sigstore/entry_body.h"
-#include "oci/hex.h"
 #include "sigstore/merkle.h"
 #include "sigstore/tlog.h"
 #include "sigstore/trusted_root.h"
@@ -121,7 +121,7 @@ struct Case {
   Bundle bundle;
   TrustedRoot root;
   ArtifactDigest artifact_digest;  // sha256 of the case's artifact (or a.txt)
-  std::string verifier_der;     // the leaf certificate, or key.pub as DER SPKI
+  std::string verifier_der;        // the leaf certificate, or key.pub as DER SPKI
 };
 
 Case Load(const std::string& name) {
@@ -224,9 +224,9 @@ TEST(SignedEntryTimestamp, EveryFieldItCoversCounts) {
 }
 
 TEST(InclusionProof, HappyPathsVerify) {
-  for (const char* name : {"happy-path-v0.1", "happy-path-v0.2", "happy-path-v0.3", "happy-path-intoto-in-dsse-v3",
-                           "managed-key-happy-path", "intoto-with-custom-trust-root", "rekor2-happy-path",
-                           "rekor2-dsse-happy-path"}) {
+  for (const char* name :
+       {"happy-path-v0.1", "happy-path-v0.2", "happy-path-v0.3", "happy-path-intoto-in-dsse-v3",
+        "managed-key-happy-path", "intoto-with-custom-trust-root", "rekor2-happy-path", "rekor2-dsse-happy-path"}) {
     Status s = Inclusion(name);
     EXPECT_TRUE(s.ok()) << name << ": " << Message(s);
   }
@@ -283,7 +283,8 @@ TEST(InclusionProof, MissingPiecesAndOtherTreesAreRefused) {
   moved.base_url = "https://log2025-alpha2.rekor.sigstage.dev";  // same key, another origin
   EXPECT_TRUE(Refused(VerifyInclusionProof(good, moved), ErrorKind::kDenied, "origin"));
   Case v1 = Load("happy-path-v0.3");  // a v1 entry against the v2 log
-  EXPECT_TRUE(Refused(VerifyInclusionProof(v1.bundle.tlog_entries.at(0), log), ErrorKind::kDenied, "not from this log"));
+  EXPECT_TRUE(
+      Refused(VerifyInclusionProof(v1.bundle.tlog_entries.at(0), log), ErrorKind::kDenied, "not from this log"));
 }
 
 // ---- Checkpoints ----
@@ -330,15 +331,15 @@ TEST(Checkpoint, ParsesOriginSizeRootAndExtensions) {
 TEST(Checkpoint, MalformedNotesAreRefused) {
   const std::string body = "log.example\n12\n" + kRoot + "\n";
   for (const std::string& bad : {
-           body,                                                   // no blank line
-           body + "\n",                                            // no signature
-           body + "\n" + kSig.substr(0, kSig.size() - 1),          // no final newline
-           body + "\n- log.example " + oci::Base64Encode("hint-sig") + "\n",  // not an em dash
-           body + "\n\xE2\x80\x94 log.example\n",                  // no signature on the line
+           body,                                                                     // no blank line
+           body + "\n",                                                              // no signature
+           body + "\n" + kSig.substr(0, kSig.size() - 1),                            // no final newline
+           body + "\n- log.example " + oci::Base64Encode("hint-sig") + "\n",         // not an em dash
+           body + "\n\xE2\x80\x94 log.example\n",                                    // no signature on the line
            body + "\n\xE2\x80\x94 log.example " + oci::Base64Encode("four") + "\n",  // hint only
            body + "\n\xE2\x80\x94 log.example not*base64\n",
            body + "\n\xE2\x80\x94 a+b " + oci::Base64Encode("hint-sig") + "\n",  // '+' in a name
-           "log\texample\n12\n" + kRoot + "\n\n" + kSig,           // a control character
+           "log\texample\n12\n" + kRoot + "\n\n" + kSig,                         // a control character
            std::string(kMaxCheckpointBytes + 1, 'x'),
        }) {
     EXPECT_FALSE(ParseSignedNote(bad).ok()) << bad;
@@ -350,16 +351,15 @@ TEST(Checkpoint, MalformedNotesAreRefused) {
 
 TEST(Checkpoint, MalformedBodiesAreRefused) {
   for (const std::string& bad : {
-           std::string("12\n") + kRoot + "\n",                     // no origin
-           "log.example\n" + kRoot + "\n",                          // no size
-           std::string("log.example\n12\n"),                        // no root hash
-           "\n12\n" + kRoot + "\n",                                 // empty origin
-           "log.example\n012\n" + kRoot + "\n",                     // leading zero
-           "log.example\n-1\n" + kRoot + "\n",
-           "log.example\n99999999999999999999\n" + kRoot + "\n",
+           std::string("12\n") + kRoot + "\n",   // no origin
+           "log.example\n" + kRoot + "\n",       // no size
+           std::string("log.example\n12\n"),     // no root hash
+           "\n12\n" + kRoot + "\n",              // empty origin
+           "log.example\n012\n" + kRoot + "\n",  // leading zero
+           "log.example\n-1\n" + kRoot + "\n", "log.example\n99999999999999999999\n" + kRoot + "\n",
            "log.example\n12\n" + oci::Base64Encode("short") + "\n",
-           "log.example\n12\n" + kRoot + "\n\n",                    // empty extension line
-           "log.example\n12\n" + kRoot,                             // no final newline
+           "log.example\n12\n" + kRoot + "\n\n",  // empty extension line
+           "log.example\n12\n" + kRoot,           // no final newline
        }) {
     EXPECT_FALSE(ParseCheckpoint(bad).ok()) << bad;
   }
@@ -374,17 +374,18 @@ TEST(EntryBody, HappyCasesMatchTheirBundles) {
   for (const char* name : {"happy-path-v0.1", "happy-path-v0.2", "happy-path-v0.3", "happy-path-intoto-in-dsse-v3",
                            "rekor2-happy-path", "rekor2-dsse-happy-path", "intoto-with-custom-trust-root",
                            "managed-key-happy-path", "managed-key-and-trusted-root"}) {
-    if (std::string(name) == "managed-key-and-trusted-root" && !std::filesystem::exists(kCases / name / "key.pub")) continue;
+    if (std::string(name) == "managed-key-and-trusted-root" && !std::filesystem::exists(kCases / name / "key.pub"))
+      continue;
     Status s = Body(name);
     EXPECT_TRUE(s.ok()) << name << ": " << Message(s);
   }
 }
 
 TEST(EntryBody, MismatchesAreRefused) {
-  for (const char* name : {"wrong-hashedrekord-entry_fail", "wrong-hashedrekord-cert-and-sig_fail",
-                           "wrong-hashedrekord-artifact_fail", "incorrect-public-key_fail", "dsse-mismatch-envelope_fail",
-                           "dsse-mismatch-sig_fail", "intoto-log-entry-mismatch_fail",
-                           "rekor2-dsse-mismatch-envelope_fail", "rekor2-dsse-mismatch-sig_fail"}) {
+  for (const char* name :
+       {"wrong-hashedrekord-entry_fail", "wrong-hashedrekord-cert-and-sig_fail", "wrong-hashedrekord-artifact_fail",
+        "incorrect-public-key_fail", "dsse-mismatch-envelope_fail", "dsse-mismatch-sig_fail",
+        "intoto-log-entry-mismatch_fail", "rekor2-dsse-mismatch-envelope_fail", "rekor2-dsse-mismatch-sig_fail"}) {
     Status s = Body(name);
     EXPECT_TRUE(Refused(s, ErrorKind::kDenied, "tlog entry body")) << name << ": " << Message(s);
   }
@@ -403,7 +404,8 @@ TEST(EntryBody, EachFieldCounts) {
   size_t at = e.canonicalized_body.find("PKIX_ECDSA_P256_SHA_256");
   ASSERT_NE(at, std::string::npos);
   e.canonicalized_body.replace(at, 23, "PKIX_ECDSA_P384_SHA_384");
-  EXPECT_TRUE(Refused(VerifyEntryBody(e, c.bundle, c.verifier_der, c.artifact_digest), ErrorKind::kDenied, "key details"));
+  EXPECT_TRUE(
+      Refused(VerifyEntryBody(e, c.bundle, c.verifier_der, c.artifact_digest), ErrorKind::kDenied, "key details"));
   e = entry;
   e.kind_version = "0.0.1";  // the body says 0.0.2
   EXPECT_FALSE(VerifyEntryBody(e, c.bundle, c.verifier_der, c.artifact_digest).ok());
@@ -463,7 +465,8 @@ TEST(EntryBody, ContentOfTheWrongKindIsRefused) {
   Case dsse = Load("happy-path-intoto-in-dsse-v3");
   Case msg = Load("happy-path-v0.3");
   // A DSSE bundle with a hashedrekord 0.0.1 entry, a message bundle with a dsse entry.
-  EXPECT_FALSE(VerifyEntryBody(msg.bundle.tlog_entries.at(0), dsse.bundle, dsse.verifier_der, dsse.artifact_digest).ok());
+  EXPECT_FALSE(
+      VerifyEntryBody(msg.bundle.tlog_entries.at(0), dsse.bundle, dsse.verifier_der, dsse.artifact_digest).ok());
   EXPECT_FALSE(VerifyEntryBody(dsse.bundle.tlog_entries.at(0), msg.bundle, msg.verifier_der, msg.artifact_digest).ok());
 }
 

@@ -105,7 +105,8 @@ Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& w
   auto media_type = TextMember(*doc, "mediaType", what, true);
   if (!media_type.ok()) return media_type.error();
   if (media_type->rfind("application/vnd.dev.sigstore.trustedroot", 0) != 0) {
-    return MakeError(ErrorKind::kInvalidInput, what + ": mediaType '" + *media_type + "' is not a Sigstore trusted root");
+    return MakeError(ErrorKind::kInvalidInput,
+                     what + ": mediaType '" + *media_type + "' is not a Sigstore trusted root");
   }
   TrustedRoot root;
   IMGTOOL_TRY(ParseList(*doc, "tlogs", what, ParseLog, &root.tlogs));

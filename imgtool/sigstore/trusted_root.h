@@ -15,7 +15,7 @@ namespace imgtool::sigstore {
 
 // A Rekor or CT log.
 struct LogKey {
-  std::string log_id;       // raw bytes (logId.keyId, base64-decoded), usually sha256 of the key's DER
+  std::string log_id;  // raw bytes (logId.keyId, base64-decoded), usually sha256 of the key's DER
   Pkey key;
   std::string key_details;  // "PKIX_ECDSA_P256_SHA_256", "PKIX_ED25519", ...
   Validity valid_for;       // publicKey.validFor

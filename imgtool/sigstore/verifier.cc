@@ -6,9 +6,9 @@
 
 #include "oci/canonical_json.h"
 #include "oci/digest.h"
+#include "oci/hex.h"
 #include "sign_core/dsse.h"
 #include "sigstore/entry_body.h"
-#include "oci/hex.h"
 #include "sigstore/sct.h"
 #include "sigstore/timestamp.h"
 #include "sigstore/tlog.h"
@@ -18,7 +18,6 @@ namespace imgtool::sigstore {
 namespace {
 
 Error Denied(const std::string& why) { return MakeError(ErrorKind::kDenied, why); }
-
 
 // The key that must have made the signature, and the bytes the log recorded as the
 // verifier (the certificate's DER, or the key's SPKI).
@@ -104,7 +103,8 @@ Status CheckStatementSubject(const DsseEnvelope& e, const Artifact& a) {
   auto subjects = j->is_object() ? j->find("subject") : j->end();
   if (j->is_object() && subjects != j->end() && subjects->is_array()) {
     for (const auto& s : *subjects) {
-      if (s.is_object() && s.contains("digest") && oci::StringMember(s["digest"], "sha256") == want) return Status::Ok();
+      if (s.is_object() && s.contains("digest") && oci::StringMember(s["digest"], "sha256") == want)
+        return Status::Ok();
     }
   }
   return Denied("no subject of the in-toto statement has the artifact's sha256 " + want);
@@ -112,7 +112,8 @@ Status CheckStatementSubject(const DsseEnvelope& e, const Artifact& a) {
 
 Status CheckDsse(const DsseEnvelope& e, const Artifact& a, const Pkey& key) {
   if (e.signatures.size() != 1) {
-    return Denied("the DSSE envelope has " + std::to_string(e.signatures.size()) + " signatures; Sigstore bundles have one");
+    return Denied("the DSSE envelope has " + std::to_string(e.signatures.size()) +
+                  " signatures; Sigstore bundles have one");
   }
   if (!VerifyMessage(key, sign::Pae(e.payload_type, e.payload), e.signatures[0].sig)) {
     return Denied("the DSSE envelope's signature does not verify with the signer's key");
@@ -123,7 +124,9 @@ Status CheckDsse(const DsseEnvelope& e, const Artifact& a, const Pkey& key) {
 // The log key for an entry: its ID in the trusted root, valid at the entry's time.
 Result<const LogKey*> LogFor(const TlogEntry& e, const TrustedRoot& root) {
   auto logs = FindLogs(root.tlogs, e.log_id);
-  if (logs.empty()) return Denied("log entry " + std::to_string(e.log_index) + " is from a log the trusted root does not name (log ID " + oci::HexEncode(e.log_id) + ")");
+  if (logs.empty())
+    return Denied("log entry " + std::to_string(e.log_index) +
+                  " is from a log the trusted root does not name (log ID " + oci::HexEncode(e.log_id) + ")");
   if (!e.integrated_time || *e.integrated_time == 0) return logs[0];
   for (const LogKey* log : logs) {
     if (log->valid_for.Contains(*e.integrated_time)) return log;
@@ -144,7 +147,8 @@ Status CheckEntry(const TlogEntry& e, const Bundle& b, const TrustedRoot& root, 
                   std::to_string(b.minor_version) + " bundle must carry one)");
   }
   if (b.minor_version == 1 && e.signed_entry_timestamp.empty()) {
-    return Denied("log entry " + std::to_string(e.log_index) + " has no inclusion promise (a v0.1 bundle must carry one)");
+    return Denied("log entry " + std::to_string(e.log_index) +
+                  " has no inclusion promise (a v0.1 bundle must carry one)");
   }
   if (!e.signed_entry_timestamp.empty()) IMGTOOL_TRY(VerifySignedEntryTimestamp(e, **log));
   if (e.inclusion_proof) IMGTOOL_TRY(VerifyInclusionProof(e, **log));
@@ -194,7 +198,8 @@ Status CheckCertificate(const Bundle& b, const TrustedRoot& root, const Identity
   Cert issuer;
   for (const SignedTime& t : out->times) {
     auto chain = VerifyChain(b.certificates, root, t.time);
-    if (!chain.ok()) return Denied("certificate at " + FormatRfc3339(t.time) + " (" + t.source + "): " + chain.error().message);
+    if (!chain.ok())
+      return Denied("certificate at " + FormatRfc3339(t.time) + " (" + t.source + "): " + chain.error().message);
     issuer = chain->issuer;
   }
   IMGTOOL_TRY(VerifyScts(leaf, issuer, root));
@@ -241,13 +246,15 @@ std::vector<HashAlgorithm> MessageHashes(const Bundle& b) {
 
 Result<Artifact> ArtifactFromDigest(std::string_view text) {
   auto d = oci::Digest::Parse(text);
-  if (!d.ok()) return MakeError(ErrorKind::kInvalidInput, "'" + std::string(text.substr(0, 80)) + "' is not sha256:<64 hex>");
+  if (!d.ok())
+    return MakeError(ErrorKind::kInvalidInput, "'" + std::string(text.substr(0, 80)) + "' is not sha256:<64 hex>");
   return ArtifactOfDigest(*d);
 }
 
 Result<Verified> VerifyBundle(const Bundle& b, const TrustedRoot& root, const Artifact& a, const VerifyPolicy& policy) {
   if (policy.identity.has_value() == static_cast<bool>(policy.key)) {
-    return MakeError(ErrorKind::kInvalidInput, "verify with either an identity (keyless) or a key, not both or neither");
+    return MakeError(ErrorKind::kInvalidInput,
+                     "verify with either an identity (keyless) or a key, not both or neither");
   }
   IMGTOOL_TRY(ValidateTimePolicy(policy.times));
   auto signer = SignerOf(b, policy);

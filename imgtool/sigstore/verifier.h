@@ -55,8 +55,8 @@ struct SignedTime {
 };
 
 struct Verified {
-  std::string signer;  // the certificate's subject, or "key sha256:<hex>"
-  std::string issuer;  // the OIDC issuer (keyless only)
+  std::string signer;   // the certificate's subject, or "key sha256:<hex>"
+  std::string issuer;   // the OIDC issuer (keyless only)
   std::string content;  // "message signature" or "DSSE <payloadType>"
   std::vector<SignedTime> times;
   std::vector<std::string> log_entries;  // "<url> #<logIndex>"

@@ -39,7 +39,8 @@ Result<Verified> RunCase(const std::filesystem::path& dir, const VerifyPolicy* o
   if (!root.ok()) return root.error();
   auto bundle = ParseBundle(Slurp(dir / "bundle.sigstore.json"), "bundle");
   if (!bundle.ok()) return bundle.error();
-  Artifact artifact = ArtifactOf(Slurp(std::filesystem::exists(dir / "artifact") ? dir / "artifact" : kCases / "a.txt"));
+  Artifact artifact =
+      ArtifactOf(Slurp(std::filesystem::exists(dir / "artifact") ? dir / "artifact" : kCases / "a.txt"));
   VerifyPolicy policy;
   if (override_policy != nullptr) {
     policy = *override_policy;

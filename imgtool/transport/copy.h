@@ -18,7 +18,7 @@ struct CopyOptions {
   remote::RegistryOptions source;
   SinkOptions destination;
   WriteOptions write;
-  bool artifacts = true;  // --no-artifacts: the image alone
+  bool artifacts = true;                  // --no-artifacts: the image alone
   std::optional<oci::Platform> platform;  // of an index: copy only this image (crane copy --platform)
 };
 

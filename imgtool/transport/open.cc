@@ -94,8 +94,7 @@ Result<oci::Node> SelectPlatform(const oci::Node& node, const std::optional<oci:
     oci::Platform have = oci::ConfigPlatform(*config);
     if (oci::PlatformMatches(*platform, have)) return node;
     return MakeError(ErrorKind::kNotFound, "image " + node.descriptor.digest.Short() + " is for " +
-                                               oci::PlatformString(have) + ", not " +
-                                               oci::PlatformString(*platform));
+                                               oci::PlatformString(have) + ", not " + oci::PlatformString(*platform));
   }
   auto child = node.index->ChildFor(*platform);
   if (!child.ok()) return child.error();

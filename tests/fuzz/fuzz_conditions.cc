@@ -32,7 +32,7 @@ const std::vector<policy::Condition>& Fixed() {
       {"pointer": "/packages/*/versionInfo", "versionAtLeast": "1:0~rc1"},
       {"pointer": "/a~1b/~0", "absent": true},
       {"pointer": "", "every": [{"pointer": "/*/*/x", "present": true}]}])"),
-                                      "fixed");
+                                     "fixed");
     if (!c.ok()) std::abort();
     return *c;
   }();

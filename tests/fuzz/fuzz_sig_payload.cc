@@ -10,8 +10,8 @@
 
 #include "fuzz_keys.h"
 #include "fuzz_util.h"
-#include "oci/digest.h"
 #include "oci/base64.h"
+#include "oci/digest.h"
 #include "sign_core/keys.h"
 #include "sign_core/payload.h"
 #include "sign_core/verify.h"

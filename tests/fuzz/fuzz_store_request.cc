@@ -15,8 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 
 #include "cluster/job_token.h"
 #include "cluster/store_auth.h"

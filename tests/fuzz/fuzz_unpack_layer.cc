@@ -78,10 +78,18 @@ std::map<std::string, std::string> ListView(const rootfs::ImageFs& fs) {
   fs.Walk(rootfs::Unpacker::kMerged, [&](const rootfs::FileInfo& f) {
     if (f.path.empty()) return;
     switch (f.type) {
-      case rootfs::FileType::kDir: out[f.path] = "dir"; break;
-      case rootfs::FileType::kSymlink: out[f.path] = "symlink " + f.link; break;
-      case rootfs::FileType::kFile: out[f.path] = "file"; break;
-      case rootfs::FileType::kOther: out[f.path] = "other"; break;
+      case rootfs::FileType::kDir:
+        out[f.path] = "dir";
+        break;
+      case rootfs::FileType::kSymlink:
+        out[f.path] = "symlink " + f.link;
+        break;
+      case rootfs::FileType::kFile:
+        out[f.path] = "file";
+        break;
+      case rootfs::FileType::kOther:
+        out[f.path] = "other";
+        break;
     }
   });
   return out;
@@ -135,21 +143,21 @@ fuzz::Seeds UnpackSeeds() {
   const std::string host = kHostSentinel;
   return {
       {"dotdot.tar", Tar({File("../../escaped", "x"), File("a/../../b", "y"), Dir("./etc/../.."), File("/abs", "z")})},
-      {"symlink-then-write.tar", Tar({Symlink("evil", host), File("evil/pwned", "x"), Symlink("rel", "../sentinel"),
-                                      File("rel/pwned", "y"), Symlink("up", "../../../../.."),
-                                      File("up" + host + "/deep", "z")})},
+      {"symlink-then-write.tar",
+       Tar({Symlink("evil", host), File("evil/pwned", "x"), Symlink("rel", "../sentinel"), File("rel/pwned", "y"),
+            Symlink("up", "../../../../.."), File("up" + host + "/deep", "z")})},
       {"symlink-chain.tar", Tar({Dir("d"), Symlink("d/l1", "../d/l2"), Symlink("d/l2", host), File("d/l1/x", "1")})},
       {"hardlinks.tar", Tar({File("f", "content", 0755), Hardlink("h", "f", 0700), Hardlink("up", "../../f"),
                              Symlink("s", host), Hardlink("hs", "s")})},
       {"special.tar", Tar({Fifo("run/fifo"), Dir("ro", 0555), File("ro/f", "x", 04755), Dir("ro/sub", 0)})},
-      {"whiteouts.tar", Stack({{Dir("etc"), File("etc/a", "1"), Dir("opt"), Dir("opt/x"), File("opt/x/y", "2"),
-                                Symlink("lnk", "etc")},
-                               {Whiteout("etc/.wh.a"), Whiteout("opt/.wh..wh..opq"), File("opt/new", "3"),
-                                Whiteout("lnk/.wh.a"), File("lnk/b", "4")},
-                               {Whiteout(".wh.etc"), File("etc", "now a file"), Whiteout(".wh.opt"),
-                                Dir("opt", 0700)}})},
-      {"replace-kinds.tar", Stack({{Dir("a"), File("a/x", "1"), File("b", "2"), Symlink("c", host)},
-                                   {File("a", "dir to file"), Dir("b"), File("c", "symlink to file"), Symlink("a2", "a")}})},
+      {"whiteouts.tar",
+       Stack({{Dir("etc"), File("etc/a", "1"), Dir("opt"), Dir("opt/x"), File("opt/x/y", "2"), Symlink("lnk", "etc")},
+              {Whiteout("etc/.wh.a"), Whiteout("opt/.wh..wh..opq"), File("opt/new", "3"), Whiteout("lnk/.wh.a"),
+               File("lnk/b", "4")},
+              {Whiteout(".wh.etc"), File("etc", "now a file"), Whiteout(".wh.opt"), Dir("opt", 0700)}})},
+      {"replace-kinds.tar",
+       Stack({{Dir("a"), File("a/x", "1"), File("b", "2"), Symlink("c", host)},
+              {File("a", "dir to file"), Dir("b"), File("c", "symlink to file"), Symlink("a2", "a")}})},
       // Written, then refused at the last entry: the unpack fails, nothing escapes.
       {"refused-last.tar", Stack({{File("keep", "1"), Symlink("out", host), File("out/x", "2")},
                                   {Symlink("loop", "loop"), File("loop/x", "3")}})},

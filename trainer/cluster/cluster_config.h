@@ -32,8 +32,8 @@ struct ClusterConfig {
   std::vector<ClusterTask> tasks;  // in rank order: the chief first, then workers
   int rank = 0;
   int world_size = 1;
-  HostPort store;          // where the chief serves the rendezvous store
-  std::string self_host;   // the address this process binds its Gloo transport to
+  HostPort store;         // where the chief serves the rendezvous store
+  std::string self_host;  // the address this process binds its Gloo transport to
   // Who said all this: "tf_config", "slurm", "openmpi", "k8s-indexed-job", "flags".
   std::string launcher;
   std::string job_id, step_id;  // the scheduler's ids (Slurm); empty otherwise

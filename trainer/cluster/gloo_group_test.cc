@@ -74,7 +74,9 @@ TEST(GlooGroup, ChiefNamesTheMissingTask) {
   GlooGroupOptions o;
   o.rendezvous_timeout = std::chrono::milliseconds(300);
   ClusterConfig c = Local(0, 3, port);
-  c.tasks = {{"chief", 0, "127.0.0.1:" + std::to_string(port), ""}, {"worker", 0, "127.0.0.1:1", ""}, {"worker", 1, "h:2", ""}};
+  c.tasks = {{"chief", 0, "127.0.0.1:" + std::to_string(port), ""},
+             {"worker", 0, "127.0.0.1:1", ""},
+             {"worker", 1, "h:2", ""}};
   std::thread worker([&] {
     auto g = GlooGroup::Join(Local(1, 3, port), o);
     EXPECT_FALSE(g.ok());

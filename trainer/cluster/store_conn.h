@@ -44,7 +44,8 @@ struct TcpStoreServer::Session {
 };
 
 struct TcpStoreServer::Conn {
-  Conn(uint64_t i, int f, const std::string& peer, StoreBudget& b) : id(i), fd(f), session{peer, {}, -1, ""}, budget(b) {}
+  Conn(uint64_t i, int f, const std::string& peer, StoreBudget& b)
+      : id(i), fd(f), session{peer, {}, -1, ""}, budget(b) {}
   ~Conn() { budget.Give(in_charged); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;

@@ -15,9 +15,9 @@ constexpr uint64_t kWaitKeyOverhead = 2 * sizeof(std::string) + 2 * sizeof(std::
 // What the next field of a request is.
 struct Field {
   enum Kind { kEnd, kU32, kBytes, kFixed } kind = kEnd;
-  uint32_t cap = 0;          // kBytes: the most it may declare; kFixed: its size
-  const char* what = "";     // kBytes: for the message ("a key")
-  bool wait_key = false;     // kBytes: one of a WAIT's keys
+  uint32_t cap = 0;       // kBytes: the most it may declare; kFixed: its size
+  const char* what = "";  // kBytes: for the message ("a key")
+  bool wait_key = false;  // kBytes: one of a WAIT's keys
 };
 
 Field FieldAt(uint8_t op, uint32_t i, uint32_t wait_count) {
@@ -55,7 +55,7 @@ Step Bad(std::string* why, std::string text) {
 }  // namespace
 
 Step StoreRequestParser::Parse(const char* data, size_t size, StoreGate gate, StoreRequest* req, std::string* why,
-                                bool fill) {
+                               bool fill) {
   if (size == 0) return Step::kMore;
   const uint8_t op = static_cast<uint8_t>(data[0]);
   if (pos_ == 0) {
@@ -96,8 +96,7 @@ Step StoreRequestParser::Parse(const char* data, size_t size, StoreGate gate, St
     if (size - pos_ - 4 < n) return Step::kMore;
     if (f.wait_key) {
       if (!req->Charge(kWaitKeyOverhead)) {
-        return Bad(why, "its request would take the store past " + std::to_string(req->budget.limit()) +
-                            " bytes held");
+        return Bad(why, "its request would take the store past " + std::to_string(req->budget.limit()) + " bytes held");
       }
       wait_key_bytes_ += n;
     }

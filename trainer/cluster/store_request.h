@@ -68,7 +68,7 @@ class StoreRequestParser {
   // Fields of the current op, in order; how many are done; where the next begins.
   size_t pos_ = 0;
   uint32_t done_ = 0;
-  uint32_t wait_count_ = 0;    // WAIT: keys declared
+  uint32_t wait_count_ = 0;  // WAIT: keys declared
   uint64_t wait_key_bytes_ = 0;
   std::vector<std::pair<size_t, uint32_t>> spans_;  // offset and length of each field's bytes
 };

@@ -106,9 +106,9 @@ struct StoreClaim {
   JobTokenPtr token;
 };
 
-class StoreBudget;    // store_budget.h: the held bytes
-struct StoreEntry;    // a stored value, counted until its last reader lets go
-struct StoreRequest;  // store_request.h
+class StoreBudget;     // store_budget.h: the held bytes
+struct StoreEntry;     // a stored value, counted until its last reader lets go
+struct StoreRequest;   // store_request.h
 enum class StoreGate;  // store_request.h
 
 struct StoreStats {
@@ -208,13 +208,13 @@ class TcpStoreServer {
   uint64_t next_id_ = 1;
   Waiters waiters_;
   std::set<std::tuple<Clock::time_point, uint64_t, int>> deadlines_;  // when, connection, LateKind
-  std::vector<uint64_t> ready_;  // a WAIT finished: reply, then read on
-  std::vector<uint64_t> closed_;  // to be freed once the events in hand are handled
-  std::optional<Clock::time_point> accept_paused_until_;  // out of descriptors: try again then
+  std::vector<uint64_t> ready_;                                       // a WAIT finished: reply, then read on
+  std::vector<uint64_t> closed_;                                      // to be freed once the events in hand are handled
+  std::optional<Clock::time_point> accept_paused_until_;              // out of descriptors: try again then
   std::atomic<int> open_{0};
   std::atomic<uint64_t> woken_waits_{0};
   std::atomic<int> parked_{0};
-  std::mutex mu_;  // guards claims_, conflicts_ and the counters, which other threads read
+  std::mutex mu_;                     // guards claims_, conflicts_ and the counters, which other threads read
   std::map<uint32_t, Claim> claims_;  // rank -> its claimant, for good
   std::vector<std::string> conflicts_;
   uint64_t refused_ = 0, dropped_ = 0, refused_claims_ = 0, denied_writes_ = 0;

@@ -149,7 +149,8 @@ TEST(TcpStore, ASetLooksOnlyAtTheWaitersOfItsKey) {
   std::vector<std::thread> waiting;
   std::atomic<int> ok{0};
   for (int i = 0; i < kWorkers; ++i) {
-    waiting.emplace_back([&, i] { ok += workers[static_cast<size_t>(i)]->Wait({"verdict"}, milliseconds(20000)).ok(); });
+    waiting.emplace_back(
+        [&, i] { ok += workers[static_cast<size_t>(i)]->Wait({"verdict"}, milliseconds(20000)).ok(); });
   }
   waiting.emplace_back([&] { ok += workers.back()->Wait(parts, milliseconds(20000)).ok(); });
   for (int i = 0; i < 2000 && (*server)->stats().parked_waits < kWorkers + 1; ++i) {
@@ -157,9 +158,11 @@ TEST(TcpStore, ASetLooksOnlyAtTheWaitersOfItsKey) {
   }
   ASSERT_EQ((*server)->stats().parked_waits, kWorkers + 1);
   for (const auto& k : parts) ASSERT_TRUE((*chief)->Set(k, "1").ok());
-  for (int i = 0; i < 2000 && (*server)->stats().parked_waits > kWorkers; ++i) std::this_thread::sleep_for(milliseconds(5));
+  for (int i = 0; i < 2000 && (*server)->stats().parked_waits > kWorkers; ++i)
+    std::this_thread::sleep_for(milliseconds(5));
   EXPECT_EQ((*server)->stats().parked_waits, kWorkers);
-  EXPECT_EQ((*server)->stats().woken_waits, static_cast<uint64_t>(kWorkers)) << "each SET looks at the one WAIT filed under its key";
+  EXPECT_EQ((*server)->stats().woken_waits, static_cast<uint64_t>(kWorkers))
+      << "each SET looks at the one WAIT filed under its key";
   ASSERT_TRUE((*chief)->Set("verdict", "ok").ok());
   for (auto& t : waiting) t.join();
   EXPECT_EQ(ok, kWorkers + 1);

@@ -24,9 +24,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kMagic = 0x31636d6d6f636d73;  // "smcomm1", little end first
-constexpr size_t kSlotBytes = 256 << 10;          // one W1 slice of 2 workers (392 x 128 floats) fits
-constexpr int kSpinsBeforeSleep = 2000;           // ~a few µs of pause before a futex sleep
-constexpr int kSpinsPerCheck = 1 << 14;           // spinning: look at the clock and the peers this often
+constexpr size_t kSlotBytes = 256 << 10;         // one W1 slice of 2 workers (392 x 128 floats) fits
+constexpr int kSpinsBeforeSleep = 2000;          // ~a few µs of pause before a futex sleep
+constexpr int kSpinsPerCheck = 1 << 14;          // spinning: look at the clock and the peers this often
 
 // One spin of a wait loop: tells the core to yield its pipeline to the sibling thread and
 // not to mis-speculate the loop exit (x86 PAUSE, arm64 YIELD).
@@ -67,7 +67,9 @@ struct alignas(64) RankLine {
 bool AtOrPast(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
 
 size_t LinesOffset() { return (sizeof(Header) + 63) / 64 * 64; }
-size_t SlotsOffset(int size) { return (LinesOffset() + sizeof(RankLine) * static_cast<size_t>(size) + 4095) / 4096 * 4096; }
+size_t SlotsOffset(int size) {
+  return (LinesOffset() + sizeof(RankLine) * static_cast<size_t>(size) + 4095) / 4096 * 4096;
+}
 RankLine* LinesIn(void* base) { return reinterpret_cast<RankLine*>(static_cast<char*>(base) + LinesOffset()); }
 // A buffer goes through the slots in this many operations (one even when empty, so every
 // rank counts the same operations).
@@ -246,8 +248,7 @@ class ShmComm : public Comm, public SharedWork {
       if (now >= deadline) {
         return MakeError(ErrorKind::kTransport,
                          std::string(op) + ": " + (peer >= 0 ? "rank " + std::to_string(peer) : "a peer") +
-                             " silent for " +
-                             std::to_string(options_.collective_timeout.count() / 1000) +
+                             " silent for " + std::to_string(options_.collective_timeout.count() / 1000) +
                              " s (--collective-timeout); a peer failed or left the job (restart all tasks to resume)");
       }
     }

@@ -56,7 +56,7 @@ struct ShmCommOptions {
   bool spin = false;  // wait by spinning (each rank has a core) instead of sleeping on a futex
   std::chrono::milliseconds setup_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(120)};
-  std::string host_key;  // where this rank says it runs; empty: ShmHostKey() (tests set it)
+  std::string host_key;     // where this rank says it runs; empty: ShmHostKey() (tests set it)
   size_t shared_bytes = 0;  // SharedWork's region; every rank must ask for the same size
 };
 

@@ -47,7 +47,9 @@ std::vector<std::string> RunRanks(int size, const std::vector<ShmCommOptions>& o
   return outcome;
 }
 
-float Value(int iter, int rank, size_t i) { return static_cast<float>(iter * 1000003 + rank * 7919 + static_cast<int>(i)); }
+float Value(int iter, int rank, size_t i) {
+  return static_cast<float>(iter * 1000003 + rank * 7919 + static_cast<int>(i));
+}
 
 int NamesLeftInDevShm() {
   const std::string prefix = "imgtool-trainer-" + std::to_string(::getpid()) + "-";
@@ -85,7 +87,8 @@ TEST(ShmComm, AllGatherAndBroadcastOverManyOperations) {
           return;
         }
         for (int p = 0; p < size; ++p) {
-          for (size_t i = 0; i < count; ++i) failures[r] += out[static_cast<size_t>(p) * count + i] != Value(iter, p, i);
+          for (size_t i = 0; i < count; ++i)
+            failures[r] += out[static_cast<size_t>(p) * count + i] != Value(iter, p, i);
         }
         std::vector<char> b(300000 + static_cast<size_t>(iter));
         const int root = iter % size;
@@ -184,7 +187,8 @@ TEST(ShmComm, APeerThatExitsIsNamedAtOnce) {
   ASSERT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "the child could not join";
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().kind, ErrorKind::kTransport);
-  EXPECT_NE(st.error().message.find("rank 1 (pid " + std::to_string(child) + ") exited"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("rank 1 (pid " + std::to_string(child) + ") exited"), std::string::npos)
+      << st.error().message;
   EXPECT_LT(seconds, 5.0) << "named by its pid, not after the 60 s collective timeout";
 
   st = (*comm)->Broadcast(buf.data(), 64, 1);  // reaped now: the pid itself is gone

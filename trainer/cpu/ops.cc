@@ -239,8 +239,7 @@ inline void LinearBackward(T* din, T* dw, T* db, const T* dout, const T* in, con
 #define TRAINER_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
 
-TRAINER_CLONES void LinearForwardF32(float* out, const float* in, const float* w, const float* b, int N, int I,
-                                     int O) {
+TRAINER_CLONES void LinearForwardF32(float* out, const float* in, const float* w, const float* b, int N, int I, int O) {
   LinearForward(out, in, w, b, N, I, O);
 }
 
@@ -254,8 +253,8 @@ TRAINER_CLONES void LinearWeightGradTreeF32(float* dw, const float* const* in, c
   LinearWeightGradTree(dw, in, dout, dout_stride, S, N, i_begin, i_end, O);
 }
 
-TRAINER_CLONES void AdamUpdateF32(float* p, const float* g, float* m, float* v, int n, float alpha,
-                                  float one_minus_b1, float one_minus_b2, float epsilon) {
+TRAINER_CLONES void AdamUpdateF32(float* p, const float* g, float* m, float* v, int n, float alpha, float one_minus_b1,
+                                  float one_minus_b2, float epsilon) {
   for (int i = 0; i < n; ++i) {
     m[i] += (g[i] - m[i]) * one_minus_b1;
     v[i] += (g[i] * g[i] - v[i]) * one_minus_b2;
@@ -266,7 +265,6 @@ TRAINER_CLONES void AdamUpdateF32(float* p, const float* g, float* m, float* v, 
 TRAINER_CLONES void AddInplaceF32(float* dst, const float* src, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] += src[i];
 }
-
 
 template <typename T>
 void ReluForward(T* out, const T* in, int n) {
@@ -322,12 +320,12 @@ void linear_forward(float* out, const float* in, const float* w, const float* b,
 void linear_forward(double* out, const double* in, const double* w, const double* b, int N, int I, int O) {
   LinearForward(out, in, w, b, N, I, O);
 }
-void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in, const float* w, int N,
-                     int I, int O) {
+void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in, const float* w, int N, int I,
+                     int O) {
   LinearBackwardF32(din, dw, db, dout, in, w, N, I, O);
 }
-void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w,
-                     int N, int I, int O) {
+void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w, int N,
+                     int I, int O) {
   LinearBackward(din, dw, db, dout, in, w, N, I, O);
 }
 void bias_grad(float* db, const float* dout, int N, int O) { BiasGrad(db, dout, N, O); }
@@ -360,9 +358,8 @@ void dropout_mask(float* mask, int N, int C, float rate, uint64_t seed, int epoc
   const float keep_scale = 1.0f / (1.0f - rate);
   for (int r = 0; r < N; ++r) {
     for (int c0 = 0; c0 < C; c0 += 4) {
-      PhiloxCounter ctr = {StreamWord(RngStream::kDropout, static_cast<uint32_t>(c0 / 4)),
-                           static_cast<uint32_t>(epoch), static_cast<uint32_t>(step),
-                           static_cast<uint32_t>(first_sample + r)};
+      PhiloxCounter ctr = {StreamWord(RngStream::kDropout, static_cast<uint32_t>(c0 / 4)), static_cast<uint32_t>(epoch),
+                           static_cast<uint32_t>(step), static_cast<uint32_t>(first_sample + r)};
       PhiloxCounter bits = Philox4x32(ctr, key);
       for (int k = 0; k < 4 && c0 + k < C; ++k) {
         mask[static_cast<size_t>(r) * C + c0 + k] = UniformFloat(bits[k]) < rate ? 0.0f : keep_scale;

@@ -25,10 +25,10 @@ void linear_forward(double* out, const double* in, const double* w, const double
 
 // Overwrites dw (I, O) = in^T @ dout and db (O) = sum over rows of dout (N, O);
 // din (N, I) = dout @ w^T when din is not null.
-void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in, const float* w, int N,
+void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in, const float* w, int N, int I,
+                     int O);
+void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w, int N,
                      int I, int O);
-void linear_backward(double* din, double* dw, double* db, const double* dout, const double* in, const double* w,
-                     int N, int I, int O);
 
 // db (O) = sum over rows of dout (N, O), in row order from +0 (linear_backward's db).
 void bias_grad(float* db, const float* dout, int N, int O);

@@ -46,7 +46,7 @@ class NcclComm : public Comm {
   NcclComm(ncclComm_t comm, int rank, int size, cudaStream_t stream)
       : comm_(comm), rank_(rank), size_(size), stream_(stream) {}
   Status Alive() const;  // kTransport once aborted
-  ncclComm_t comm_;  // nullptr once aborted
+  ncclComm_t comm_;      // nullptr once aborted
   int rank_, size_;
   cudaStream_t stream_;
 };

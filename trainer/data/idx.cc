@@ -42,8 +42,8 @@ Result<IdxArray> ParseIdx(const std::string& bytes, int expected_ndim, const std
   if (count > (uint64_t{1} << 34)) return Bad(name, "implausible dimensions");
   uint64_t have = bytes.size() - header;
   if (have < count) {
-    return Bad(name, "truncated: payload has " + std::to_string(have) + " bytes, dimensions need " +
-                         std::to_string(count));
+    return Bad(name,
+               "truncated: payload has " + std::to_string(have) + " bytes, dimensions need " + std::to_string(count));
   }
   if (have > count) {
     return Bad(name, "has " + std::to_string(have - count) + " trailing bytes after the payload");

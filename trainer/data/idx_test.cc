@@ -60,8 +60,7 @@ TEST(Idx, ReadsGzipAndReportsCorruption) {
   auto missing = ReadIdxGz("/nonexistent/train-images-idx3-ubyte.gz", 3);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
-  EXPECT_EQ(missing.error().message,
-            "/nonexistent/train-images-idx3-ubyte.gz: cannot open: No such file or directory");
+  EXPECT_EQ(missing.error().message, "/nonexistent/train-images-idx3-ubyte.gz: cannot open: No such file or directory");
 }
 
 }  // namespace

@@ -15,9 +15,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "fixed-width protobuf fields are little-endian");
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 void Varint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -87,8 +85,8 @@ Result<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& logdir
   if (ec) return MakeError(ErrorKind::kInternal, "creating " + logdir + ": " + ec.message());
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
-  std::string path = logdir + "/events.out.tfevents." +
-                     std::to_string(static_cast<long long>(Now())) + "." + host + "." + std::to_string(::getpid());
+  std::string path = logdir + "/events.out.tfevents." + std::to_string(static_cast<long long>(Now())) + "." + host +
+                     "." + std::to_string(::getpid());
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return MakeError(ErrorKind::kInternal, "creating " + path + ": " + std::strerror(errno));
   std::unique_ptr<EventWriter> w(new EventWriter(f, path));

@@ -14,7 +14,11 @@ TEST(EventWriter, ScalarEventBytes) {
   // Event{wall_time=1.0, step=5, summary{value{tag="a", simple_value=2.0}}}
   std::string e = EncodeScalarEvent(1.0, 5, "a", 2.0f);
   const std::string want = std::string("\x09\x00\x00\x00\x00\x00\x00\xf0\x3f", 9) + "\x10\x05" +
-                           std::string("\x2a\x0a\x0a\x08\x0a\x01" "a" "\x15\x00\x00\x00\x40", 12);
+                           std::string(
+                               "\x2a\x0a\x0a\x08\x0a\x01"
+                               "a"
+                               "\x15\x00\x00\x00\x40",
+                               12);
   EXPECT_EQ(e, want);
 }
 

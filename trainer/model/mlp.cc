@@ -23,13 +23,13 @@ double ExceptW1Impl(const T* params, const T* x, const uint8_t* y, int n, const 
 
   // Forward.
   cpu::linear_forward(ws.h1.data(), x, w1, b1, n, L::kIn, L::kHidden);  // h1 (n, 128)
-  cpu::relu_forward(ws.a1.data(), ws.h1.data(), hn);                     // a1 (n, 128)
+  cpu::relu_forward(ws.a1.data(), ws.h1.data(), hn);                    // a1 (n, 128)
   const T* d1 = ws.a1.data();
   if (mask != nullptr) {
     cpu::dropout_forward(ws.d1.data(), ws.a1.data(), mask, hn);  // d1 (n, 128)
     d1 = ws.d1.data();
   }
-  cpu::linear_forward(ws.logits.data(), d1, w2, b2, n, L::kHidden, L::kOut);  // logits (n, 10)
+  cpu::linear_forward(ws.logits.data(), d1, w2, b2, n, L::kHidden, L::kOut);                   // logits (n, 10)
   double loss = cpu::softmax_xent(ws.dlogits.data(), ws.logits.data(), y, n, L::kOut, scale);  // dlogits (n, 10)
 
   // Backward.
@@ -45,8 +45,8 @@ double ExceptW1Impl(const T* params, const T* x, const uint8_t* y, int n, const 
 }
 
 template <typename T>
-double ShardGradientImpl(const T* params, const T* x, const uint8_t* y, int n, const float* mask, double scale,
-                         T* grad, MlpWorkspace<T>& ws) {
+double ShardGradientImpl(const T* params, const T* x, const uint8_t* y, int n, const float* mask, double scale, T* grad,
+                         MlpWorkspace<T>& ws) {
   double loss = ExceptW1Impl(params, x, y, n, mask, scale, ws.h1.data(), grad + L::kB1, ws);
   cpu::linear_backward(static_cast<T*>(nullptr), grad + L::kW1, grad + L::kB1, ws.h1.data(), x, params + L::kW1, n,
                        L::kIn, L::kHidden);  // dW1 (784, 128), db1 (128) again, same bits; no dx
@@ -74,8 +74,8 @@ void InitParams(float* params, uint64_t seed) {
     const double limit = std::sqrt(6.0 / (fan_in + fan_out));
     const size_t count = static_cast<size_t>(fan_in) * fan_out;
     for (size_t i = 0; i < count; i += 4) {
-      PhiloxCounter ctr = {StreamWord(RngStream::kInit, 0), static_cast<uint32_t>(offset),
-                           static_cast<uint32_t>(i / 4), 0};
+      PhiloxCounter ctr = {StreamWord(RngStream::kInit, 0), static_cast<uint32_t>(offset), static_cast<uint32_t>(i / 4),
+                           0};
       PhiloxCounter bits = Philox4x32(ctr, key);
       for (size_t k = 0; k < 4 && i + k < count; ++k) {
         params[offset + i + k] = static_cast<float>((2.0 * UniformFloat(bits[k]) - 1.0) * limit);
@@ -93,8 +93,8 @@ double ShardGradient(const float* params, const float* x, const uint8_t* y, int 
   return ShardGradientImpl(params, x, y, n, mask, scale, grad, ws);
 }
 
-double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask,
-                     double scale, double* grad, MlpWorkspace<double>& ws) {
+double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask, double scale,
+                     double* grad, MlpWorkspace<double>& ws) {
   return ShardGradientImpl(params, x, y, n, mask, scale, grad, ws);
 }
 
@@ -104,8 +104,8 @@ double ShardGradientExceptW1(const float* params, const float* x, const uint8_t*
 }
 
 void Predict(const float* params, const float* x, int n, float* logits, MlpWorkspace<float>& ws) {
-  cpu::linear_forward(ws.h1.data(), x, params + L::kW1, params + L::kB1, n, L::kIn, L::kHidden);  // (n, 128)
-  cpu::relu_forward(ws.a1.data(), ws.h1.data(), n * L::kHidden);                                  // (n, 128)
+  cpu::linear_forward(ws.h1.data(), x, params + L::kW1, params + L::kB1, n, L::kIn, L::kHidden);        // (n, 128)
+  cpu::relu_forward(ws.a1.data(), ws.h1.data(), n * L::kHidden);                                        // (n, 128)
   cpu::linear_forward(logits, ws.a1.data(), params + L::kW2, params + L::kB2, n, L::kHidden, L::kOut);  // (n, 10)
 }
 

@@ -16,11 +16,11 @@ namespace trainer {
 // Offsets into the parameter buffer (in elements).
 struct MlpLayout {
   static constexpr int kIn = 784, kHidden = 128, kOut = 10;
-  static constexpr size_t kW1 = 0;                          // (784, 128) row-major [in][out]
-  static constexpr size_t kB1 = kW1 + size_t{kIn} * kHidden;  // (128)
-  static constexpr size_t kW2 = kB1 + kHidden;              // (128, 10) row-major [in][out]
-  static constexpr size_t kB2 = kW2 + size_t{kHidden} * kOut; // (10)
-  static constexpr size_t kCount = kB2 + kOut;              // 101,770
+  static constexpr size_t kW1 = 0;                             // (784, 128) row-major [in][out]
+  static constexpr size_t kB1 = kW1 + size_t{kIn} * kHidden;   // (128)
+  static constexpr size_t kW2 = kB1 + kHidden;                 // (128, 10) row-major [in][out]
+  static constexpr size_t kB2 = kW2 + size_t{kHidden} * kOut;  // (10)
+  static constexpr size_t kCount = kB2 + kOut;                 // 101,770
 };
 
 constexpr float kDropoutRate = 0.2f;
@@ -47,8 +47,8 @@ struct MlpWorkspace {
 // scale * sum of the n losses; returns the sum of the n losses.
 double ShardGradient(const float* params, const float* x, const uint8_t* y, int n, const float* mask, double scale,
                      float* grad, MlpWorkspace<float>& ws);
-double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask,
-                     double scale, double* grad, MlpWorkspace<double>& ws);
+double ShardGradient(const double* params, const double* x, const uint8_t* y, int n, const float* mask, double scale,
+                     double* grad, MlpWorkspace<double>& ws);
 
 // The part of ShardGradient that does not need layer 1's weight gradient: writes dh1
 // (n, 128), the gradient at layer 1's pre-activation output, and the gradient of the

@@ -65,8 +65,8 @@ TEST(Mlp, GradientMatchesFiniteDifferences) {
   const double scale = 1.0 / 64;
   ShardGradient(f.params.data(), f.x.data(), f.y.data(), f.n, f.mask.data(), scale, grad.data(), ws);
   auto loss = [&] {
-    return scale * ShardGradient(f.params.data(), f.x.data(), f.y.data(), f.n, f.mask.data(), scale,
-                                 scratch.data(), ws);
+    return scale *
+           ShardGradient(f.params.data(), f.x.data(), f.y.data(), f.n, f.mask.data(), scale, scratch.data(), ws);
   };
   // A spread of parameters from every block (checking all 101,770 would take minutes).
   std::vector<size_t> picks;

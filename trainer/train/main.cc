@@ -45,7 +45,9 @@ class ConsoleObserver : public trainer::TrainObserver {
 nlohmann::json PhasesJson(const trainer::StepPhases& p) {
   if (p.steps == 0) return nullptr;
   const double ms = 1000.0 / static_cast<double>(p.steps);
-  return {{"compute", p.compute_s * ms}, {"exchange", p.exchange_s * ms}, {"update", p.update_s * ms},
+  return {{"compute", p.compute_s * ms},
+          {"exchange", p.exchange_s * ms},
+          {"update", p.update_s * ms},
           {"gather", p.gather_s * ms}};
 }
 
@@ -81,7 +83,8 @@ int main(int argc, char** argv) {
   app.add_option("--data", data_dir, "Folder with the Fashion-MNIST *-ubyte.gz files")->capture_default_str();
   app.add_option("--epochs", cfg.epochs, "Epochs to train")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-steps", cfg.max_steps, "Stop after this many steps in total (0: no limit)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--global-batch", cfg.global_batch, "Examples per step, over all workers")->capture_default_str();
   app.add_option("--shards", cfg.shards, "Micro-shards per global batch (power of two; bounds the world size)")
       ->capture_default_str();
@@ -89,9 +92,11 @@ int main(int argc, char** argv) {
   app.add_option("--lr", cfg.lr, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--checkpoint-dir", cfg.checkpoint_dir, "Write checkpoints here and resume from the newest");
   app.add_option("--checkpoint-every", cfg.checkpoint_every, "Also checkpoint every N steps (0: epoch ends only)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--logdir", cfg.logdir, "Write TensorBoard event files here");
-  app.add_option("--log-every", cfg.log_every, "Log a line every N steps (0: never)")->capture_default_str()
+  app.add_option("--log-every", cfg.log_every, "Log a line every N steps (0: never)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", json, "Print the result as one JSON object");
   CLI::Option* cluster_flags[] = {
@@ -103,10 +108,13 @@ int main(int argc, char** argv) {
                      "Address this process binds for Gloo (default: the scheduler's node name, else the rendezvous "
                      "host)")};
   app.add_option("--rendezvous-timeout", rendezvous_timeout, "Seconds to wait for every task to arrive")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--collective-timeout", collective_timeout, "Seconds before a silent peer counts as lost")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--threads", cfg.threads, "Compute threads in this process")->capture_default_str()
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", cfg.threads, "Compute threads in this process")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", backend,
                  "cpu, or cuda: the same step on one GPU per process (cuBLAS, cuDNN, NCCL; trainer/README.md)")
@@ -201,10 +209,11 @@ int main(int argc, char** argv) {
   if (comm_used == "shm" && !make_step) {
     trainer::SharedWork* shared = trainer::SharedWorkOf(*comm);
     make_step = [shared](const trainer::Split& train, const trainer::StepShape& shape, uint64_t seed,
-                         const trainer::cpu::AdamConfig& adam, trainer::Comm&, trainer::ThreadPool& pool)
-        -> trainer::Result<std::unique_ptr<trainer::StepRunner>> {
+                         const trainer::cpu::AdamConfig& adam, trainer::Comm&,
+                         trainer::ThreadPool& pool) -> trainer::Result<std::unique_ptr<trainer::StepRunner>> {
       if (shared->region_bytes() < trainer::ShmStep::RegionBytes(shape)) {  // the segment was sized for cfg's shape
-        return trainer::MakeError(trainer::ErrorKind::kInternal, "shared memory: the segment is too small for the step");
+        return trainer::MakeError(trainer::ErrorKind::kInternal,
+                                  "shared memory: the segment is too small for the step");
       }
       return std::unique_ptr<trainer::StepRunner>(new trainer::ShmStep(*shared, train, shape, seed, adam, pool));
     };
@@ -212,8 +221,8 @@ int main(int argc, char** argv) {
   if (comm == nullptr) comm = trainer::MakeGlooComm((*group)->context(), spin);
   if ((*group)->rank() == 0 && (*group)->size() > 1) {
     std::fprintf(stderr, "collectives: %s, %d ranks%s%s\n", comm_used == "shm" ? "shared memory" : "Gloo over TCP",
-                 (*group)->size(),
-                 spin ? ", spinning" : "", why_not_shm.empty() ? "" : (" (not shared memory: " + why_not_shm + ")").c_str());
+                 (*group)->size(), spin ? ", spinning" : "",
+                 why_not_shm.empty() ? "" : (" (not shared memory: " + why_not_shm + ")").c_str());
   }
 
   ConsoleObserver observer;

@@ -32,11 +32,11 @@ ShmStep::ShmStep(SharedWork& shared, const Split& train, StepShape shape, uint64
   shard_size_ = shape.global_batch / shape.shards;
   rest_offset_ = static_cast<size_t>(shard_size_) * MlpLayout::kHidden;
   stride_ = StrideOf(shape);
-  auto* f = reinterpret_cast<float*>(shared.region());  // (RegionBytes / 4)
-  params_ = f;                                          // (kCount)
-  adam_m_ = params_ + Floats16(MlpLayout::kCount);      // (kCount)
-  adam_v_ = adam_m_ + Floats16(MlpLayout::kCount);      // (kCount)
-  blocks_ = adam_v_ + Floats16(MlpLayout::kCount);      // (S, stride)
+  auto* f = reinterpret_cast<float*>(shared.region());            // (RegionBytes / 4)
+  params_ = f;                                                    // (kCount)
+  adam_m_ = params_ + Floats16(MlpLayout::kCount);                // (kCount)
+  adam_v_ = adam_m_ + Floats16(MlpLayout::kCount);                // (kCount)
+  blocks_ = adam_v_ + Floats16(MlpLayout::kCount);                // (S, stride)
   loss_ = blocks_ + static_cast<size_t>(shape.shards) * stride_;  // (1): the summed loss of the last step
   const size_t S = static_cast<size_t>(shape.shards), n = static_cast<size_t>(shard_size_);
   rest_.resize(S * (kRest + 1));
@@ -56,8 +56,8 @@ void ShmStep::ClaimAll(const std::function<void(int task)>& run) {
   });
 }
 
-Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vector<int32_t>& perm, int epoch,
-                    int step, int64_t t, double* loss) {
+Status ShmStep::Run(float* params, float* adam_m, float* adam_v, const std::vector<int32_t>& perm, int epoch, int step,
+                    int64_t t, double* loss) {
   const int B = shape_.global_batch, S = shape_.shards, H = MlpLayout::kHidden;
   const size_t batch0 = static_cast<size_t>(step) * B;
   if (!loaded_) {  // every rank holds the same state here (seeded or restored): one of them copies it in

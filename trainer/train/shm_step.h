@@ -47,7 +47,7 @@ class ShmStep : public StepRunner {
   cpu::AdamConfig adam_;
   ThreadPool& pool_;
   int shard_size_;
-  size_t rest_offset_, stride_;  // as in TrainStep
+  size_t rest_offset_, stride_;                          // as in TrainStep
   float *params_, *adam_m_, *adam_v_, *blocks_, *loss_;  // in the shared region
   bool loaded_ = false;
   std::vector<float> rest_;                               // (S, kRest + 1): this rank's copy to tree-sum

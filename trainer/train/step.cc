@@ -11,7 +11,6 @@ namespace {
 
 bool PowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-
 // Parameters from b1 on (b1, W2, b2): updated by every rank.
 constexpr int kRest = static_cast<int>(MlpLayout::kCount - MlpLayout::kB1);
 // W1 rows per thread task: 16 rows of dW1 (8 KB) stay in L1 for Adam.
@@ -56,9 +55,9 @@ void TreeSum(float* blocks, int count, size_t stride, size_t n, ThreadPool& pool
   });
 }
 
-void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0,
-                  int shard, int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch,
-                  float* block, size_t rest_offset) {
+void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0, int shard,
+                  int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch, float* block,
+                  size_t rest_offset) {
   const int first = shard * n;  // position of the shard in the global batch
   for (int i = 0; i < n; ++i) {
     size_t ex = static_cast<size_t>(perm[batch0 + first + i]);

@@ -59,9 +59,9 @@ struct ShardScratch {
   float* mask;
   MlpWorkspace<float>* ws;
 };
-void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0,
-                  int shard, int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch,
-                  float* block, size_t rest_offset);
+void ComputeShard(const float* params, const Split& train, const std::vector<int32_t>& perm, size_t batch0, int shard,
+                  int n, uint64_t seed, int epoch, int step, double scale, const ShardScratch& scratch, float* block,
+                  size_t rest_offset);
 
 // Steps 4-5 for W1 rows [lo, hi) (hi - lo <= 16): their dW1 over the S shard blocks
 // (dh1 at the start of each, `stride` apart) and the examples' x rows, then Adam on them.

@@ -45,8 +45,8 @@ Eval Evaluate(const float* params, const Split& test, ThreadPool& pool) {
       for (int k = 1; k < MlpLayout::kOut; ++k) best = z[k] > z[best] ? k : best;
       correct[static_cast<size_t>(c)] += best == test.labels[static_cast<size_t>(first + i)];
     }
-    loss[static_cast<size_t>(c)] = cpu::softmax_xent(ws.dlogits.data(), logits.data(), &test.labels[first], n,
-                                                     MlpLayout::kOut, 0.0);
+    loss[static_cast<size_t>(c)] =
+        cpu::softmax_xent(ws.dlogits.data(), logits.data(), &test.labels[first], n, MlpLayout::kOut, 0.0);
   });
   Eval e;
   for (int c = 0; c < chunks; ++c) {
