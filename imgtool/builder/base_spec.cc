@@ -29,7 +29,7 @@ Result<BaseSpec> Pinned(ref::Reference r, const std::string& dir) {
   base.scratch = false;
   auto d = oci::Digest::Parse(r.digest);
   if (!d.ok()) return d.error().Context(kWhere);
-  if (r.transport != ref::Transport::kDocker) r.path = Absolute(dir, r.path);
+  if (ref::IsLocalPath(r)) r.path = Absolute(dir, r.path);
   base.reference = std::move(r);
   base.digest = *d;
   return base;
@@ -56,9 +56,7 @@ Result<BaseSpec> FromObject(const oci::Json& j, const std::string& dir) {
   if (!j.contains("digest") || !j["digest"].is_string()) {
     return Bad(where + ".digest", "required: a base image is pinned by its manifest digest");
   }
-  ref::Reference r;
-  r.transport = ref::Transport::kOciLayout;
-  r.path = j["layout"].get<std::string>();
+  ref::Reference r = ref::LayoutReference(j["layout"].get<std::string>());
   r.digest = j["digest"].get<std::string>();
   if (r.path.empty()) return Bad(where + ".layout", "must not be empty");
   if (auto d = oci::Digest::Parse(r.digest); !d.ok()) return d.error().Context(where + ".digest");

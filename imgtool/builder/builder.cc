@@ -1,7 +1,9 @@
 #include "builder/builder.h"
 
 #include <memory>
+#include <mutex>
 
+#include "builder/blob_store.h"
 #include "builder/build_record.h"
 #include "builder/image_build.h"
 #include "builder/lock.h"
@@ -11,8 +13,10 @@
 #include "builder/spec_platforms.h"
 #include "fs/atomic_file.h"
 #include "layout/layout_writer.h"
-#include "layout/oci_archive.h"
+#include "oci/human_bytes.h"
 #include "oci/media_types.h"
+#include "transport/open.h"
+#include "transport/write.h"
 
 namespace imgtool::build {
 
@@ -20,20 +24,12 @@ namespace {
 
 using Images = std::vector<std::unique_ptr<ImageBuild>>;
 
+// What a build can write is the sink's business (transport/open.h): a docker-archive
+// refuses an index or an artifact itself. Only a digest is refused here.
 Status CheckOutputReference(const ref::Reference& output) {
   if (!output.digest.empty()) {
     return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
                                                    ": name the output by tag (the digest is what the build computes)");
-  }
-  if (output.transport == ref::Transport::kDocker) {
-    return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
-                                                   ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG] (registry push "
-                                                   "is not available in this version)");
-  }
-  if (output.transport == ref::Transport::kDockerArchive) {
-    return MakeError(ErrorKind::kInvalidInput, "build output " + output.str() +
-                                                   ": write to oci:DIR[:TAG] or oci-archive:FILE[:TAG], then imgtool "
-                                                   "copy it to docker-archive: (which holds no SBOM or signatures)");
   }
   return Status::Ok();
 }
@@ -96,83 +92,108 @@ Result<oci::Descriptor> WriteIndex(layout::LayoutWriter& writer, const std::vect
   return writer.WriteBlob(*bytes, oci::kMediaTypeIndex);
 }
 
-// The SBOM beside the output and, in an oci: layout, one artifact per image referring to
-// it (pushed with it, found by its sha256-<hex>.sbom tag). An oci-archive stays images
-// only: `ctr images import` unpacks every tagged entry and fails on an artifact.
-// Returns the document written beside the output (the provenance names its digest).
-Result<std::string> WriteSboms(const Spec& spec, const BuildOptions& opt, const std::string& out_dir, bool archive_out,
+// Hands what the store holds under `d` to the sink, under `tag`, by the walk every copy
+// takes (transport/write.h). Blobs the sink did not already hold (a registry's) are
+// reported as they land.
+Status Hand(const BlobStore& store, const oci::Descriptor& d, oci::Sink& sink, const std::string& tag,
+            const BuildOptions& opt) {
+  auto node = store.Open(d);
+  if (!node.ok()) return node.error();
+  transport::WriteOptions wo;
+  std::mutex mu;  // on_blob runs on the walk's worker threads
+  if (opt.progress) {
+    wo.on_blob = [&](const transport::BlobEvent& e) {
+      if (e.kind != transport::BlobEvent::Kind::kDone || e.action == "exists") return;
+      std::lock_guard<std::mutex> lock(mu);
+      opt.progress(sink.name() + ": " + e.digest.Short() + " " + HumanBytes(static_cast<uint64_t>(e.size)) + " " +
+                   e.action);
+    };
+  }
+  transport::WriteReport report;
+  return transport::Write(*node, sink, tag, wo, report);
+}
+
+// Where the output holds artifacts, one SBOM artifact per image referring to it (found by
+// its sha256-<hex>.sbom tag). An oci-archive stays images only: `ctr images import`
+// unpacks every tagged entry and fails on an artifact (transport::ImagesOnly).
+// Returns the document for beside the output (the provenance names its digest).
+Result<std::string> WriteSboms(const Spec& spec, const BuildOptions& opt, BlobStore& store, oci::Sink& sink,
                                const BuildResult& r) {
   std::string name = SbomImageName(spec.labels, opt.output.tag);
-  if (!archive_out) {
+  if (!transport::ImagesOnly(opt.output)) {
     for (const auto& image : r.images) {
       auto doc = SpdxJson(SbomInput{name, image.manifest, opt.epoch, IMGTOOL_VERSION, image.packages});
       if (!doc.ok()) return doc.error();
-      auto stored = WriteSbomArtifact(out_dir, image.manifest, *doc);
-      if (!stored.ok()) return stored.error();
+      auto staged = StageSbomArtifact(store.writer(), image.manifest, *doc);
+      if (!staged.ok()) return staged.error().Context("storing SBOM");
+      IMGTOOL_TRY(Hand(store, *staged, sink, SbomTag(image.manifest.digest), opt));
     }
   }
-  Result<std::string> doc = std::string();
-  if (r.is_index) {
-    SbomIndexInput in{name, r.manifest, opt.epoch, IMGTOOL_VERSION, {}};
-    for (const auto& image : r.images) in.images.push_back({image.platform, image.manifest, image.packages});
-    doc = SpdxIndexJson(in);
-  } else {
-    doc = SpdxJson(SbomInput{name, r.manifest, opt.epoch, IMGTOOL_VERSION, r.images[0].packages});
-  }
-  if (!doc.ok()) return doc.error();
-  IMGTOOL_TRY(fs::WriteFileAtomic(r.sbom_path, *doc));
-  return *doc;
+  if (!r.is_index) return SpdxJson(SbomInput{name, r.manifest, opt.epoch, IMGTOOL_VERSION, r.images[0].packages});
+  SbomIndexInput in{name, r.manifest, opt.epoch, IMGTOOL_VERSION, {}};
+  for (const auto& image : r.images) in.images.push_back({image.platform, image.manifest, image.packages});
+  return SpdxIndexJson(in);
 }
 
-// The build record and the provenance that names its digest, beside the output.
+// The SBOM, the build record and the provenance that names their digests, beside the
+// output (transport::BesidePath: for a registry, in the current folder).
 Status WriteRecords(const Spec& spec, const BuildOptions& opt, const std::string& sbom, BuildResult& r) {
-  r.record_path = opt.record_path.empty() ? opt.output.path + ".build.json" : opt.record_path;
-  r.provenance_path = ProvenancePathFor(opt.output.path);
+  std::string beside = transport::BesidePath(opt.output);
+  r.sbom_path = SbomPathFor(beside);
+  r.record_path = opt.record_path.empty() ? beside + ".build.json" : opt.record_path;
+  r.provenance_path = ProvenancePathFor(beside);
   auto record = BuildRecordJson(spec, r, opt.epoch, r.compression);
   if (!record.ok()) return record.error();
   auto provenance = ProvenanceJson(ProvenanceInputFor(spec, r, opt, sbom, *record));
   if (!provenance.ok()) return provenance.error();
+  IMGTOOL_TRY(fs::WriteFileAtomic(r.sbom_path, sbom));
   IMGTOOL_TRY(fs::WriteFileAtomic(r.record_path, *record));
   return fs::WriteFileAtomic(r.provenance_path, *provenance);
 }
 
-// Phase 2: the images, the index over them (a multi-platform build), the tag, the SBOMs,
-// the archive, the record and the provenance.
-Result<BuildResult> WriteInto(layout::LayoutWriter& writer, const Spec& spec, Images& images, const BuildOptions& opt,
-                              const std::string& out_dir, bool archive_out) {
+// Phase 2: the images and the index over them (a multi-platform build) staged in the
+// store, handed to the sink under the output's tag, then the SBOM artifacts; the sink
+// committed (an archive is written now); then the files beside the output.
+Result<BuildResult> WriteInto(oci::Sink& sink, BlobStore& store, const Spec& spec, Images& images,
+                              const BuildOptions& opt) {
   BuildResult r;
   for (auto& image : images) {
-    auto written = image->Write(writer, out_dir);
+    auto written = image->Write(store.writer(), store.dir());
     if (!written.ok()) return written.error();
     r.images.push_back(std::move(*written));
   }
   r.is_index = !spec.platforms.empty() && !opt.platform;
   if (r.is_index) {
-    auto index = WriteIndex(writer, r.images);
+    auto index = WriteIndex(store.writer(), r.images);
     if (!index.ok()) return index.error();
     r.manifest = *index;
   } else {
     r.manifest = r.images[0].manifest;
   }
-  IMGTOOL_TRY(writer.SetTag(r.manifest, opt.output.tag.empty() ? "latest" : opt.output.tag));
-  r.sbom_path = SbomPathFor(opt.output.path);
-  auto sbom = WriteSboms(spec, opt, out_dir, archive_out, r);
+  IMGTOOL_TRY(Hand(store, r.manifest, sink, transport::TagOrLatest(opt.output), opt));
+  auto sbom = WriteSboms(spec, opt, store, sink, r);
   if (!sbom.ok()) return sbom.error();
-  if (archive_out) IMGTOOL_TRY(layout::WriteOciArchive(out_dir, opt.output.path));
+  IMGTOOL_TRY(sink.Commit());
   r.output = opt.output.str();
   r.compression = CompressionName(images[0]->compression());
   IMGTOOL_TRY(WriteRecords(spec, opt, *sbom, r));
   return r;
 }
 
-// A failed build removes the layout folder when its own Open made it and no tag was
-// committed there (LayoutWriter::RemoveIfCreated): a concurrent writer's image stays.
-Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOptions& opt, const std::string& out_dir,
-                                 bool archive_out) {
-  auto writer = layout::LayoutWriter::Open(out_dir);
-  if (!writer.ok()) return writer.error();
-  auto result = WriteInto(*writer, spec, images, opt, out_dir, archive_out);
-  if (!result.ok()) writer->RemoveIfCreated();
+// The sink is opened only now, every input checked. A failed build discards it: a
+// layout folder its Open made is removed unless something was tagged there meanwhile
+// (LayoutWriter::RemoveIfCreated), an archive is left as it was.
+Result<BuildResult> WriteOutputs(const Spec& spec, Images& images, const BuildOptions& opt) {
+  transport::SinkOptions so;
+  so.registry = opt.registry;
+  auto sink = transport::OpenSink(opt.output, so);
+  if (!sink.ok()) return sink.error();
+  auto result = [&]() -> Result<BuildResult> {
+    auto store = BlobStore::For(**sink);
+    if (!store.ok()) return store.error();
+    return WriteInto(**sink, *store, spec, images, opt);
+  }();
+  if (!result.ok()) (*sink)->Discard();
   return result;
 }
 
@@ -188,18 +209,7 @@ Result<BuildResult> Build(const BuildOptions& opt) {
     IMGTOOL_TRY(CheckLock(*spec, *images, opt));
     if (opt.progress) opt.progress("every input matches " + opt.lock_path);
   }
-  // A layout folder, or a staging folder that becomes the archive; a failed build removes
-  // a folder it created.
-  bool archive_out = opt.output.transport == ref::Transport::kOciArchive;
-  std::string out_dir = opt.output.path;
-  std::optional<fs::TempDir> staging;
-  if (archive_out) {
-    auto t = fs::TempDir::Create(".imgtool-build-", fs::DirName(opt.output.path));
-    if (!t.ok()) return t.error();
-    staging = std::move(*t);
-    out_dir = staging->path();
-  }
-  return WriteOutputs(*spec, *images, opt, out_dir, archive_out);
+  return WriteOutputs(*spec, *images, opt);
 }
 
 }  // namespace imgtool::build

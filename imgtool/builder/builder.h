@@ -1,8 +1,10 @@
-// `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> layout sink;
+// `imgtool build`: spec -> plan -> layers (cached) -> config -> manifest -> the output's sink;
 // for a multi-platform spec, one image per platform (image_build.h) and an index over them.
 // The pipeline is base image (scratch, or pinned in a layout or a registry) -> append the spec's layers
 // -> append the metadata layer -> set config (user, env, entrypoint, labels, created
-// from SOURCE_DATE_EPOCH) -> write to oci:DIR[:TAG] or oci-archive:FILE[:TAG].
+// from SOURCE_DATE_EPOCH) -> staged in the build's blob store (blob_store.h) -> handed to
+// transport::OpenSink(output) by transport::Write, the walk `imgtool copy` takes: oci:DIR,
+// oci-archive:FILE, docker://HOST/REPO (pushed) or docker-archive:FILE (one image).
 #pragma once
 
 #include <functional>
@@ -30,9 +32,9 @@ struct BuildOptions {
   std::optional<oci::Platform> platform;
   std::string cache_dir;             // empty: no cache
   std::string download_dir;          // where package URLs and registry bases are fetched to (fetch.h, base_image.h)
-  remote::RegistryOptions registry;  // for a docker:// base
+  remote::RegistryOptions registry;  // for a docker:// base and a docker:// output
   std::string lock_path;             // non-empty: --locked; refuse inputs that differ from this lock
-  std::string record_path;           // empty: "<output path>.build.json"
+  std::string record_path;           // empty: "<transport::BesidePath(output)>.build.json"
   // The provenance's builder (provenance.h, BuilderFrom): --builder-id, else the CI
   // variables the CLI read (GITHUB_*, GITLAB_CI, CI_*), else a local id.
   std::string builder_id;

@@ -8,6 +8,7 @@
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
 #include "ref/url.h"
+#include "transport/open.h"
 
 namespace imgtool::build {
 
@@ -157,7 +158,8 @@ std::vector<ToolchainUse> Toolchains(const Spec& spec, const BuildResult& r) {
 ProvenanceInput ProvenanceInputFor(const Spec& spec, const BuildResult& r, const BuildOptions& opt,
                                    std::string_view sbom_json, std::string_view record_json) {
   ProvenanceInput in;
-  std::string name = fs::BaseName(opt.output.path) + ":" + (opt.output.tag.empty() ? "latest" : opt.output.tag);
+  std::string name =
+      fs::BaseName(transport::BesidePath(opt.output)) + ":" + (opt.output.tag.empty() ? "latest" : opt.output.tag);
   in.subjects.push_back({name, r.manifest.digest});
   if (r.is_index) {
     for (const auto& image : r.images) {

@@ -319,10 +319,19 @@ Result<oci::Descriptor> WriteSbomArtifact(const std::string& layout_dir, const o
 
   auto writer = layout::LayoutWriter::Open(layout_dir);
   if (!writer.ok()) return writer.error().Context(what);
-  auto empty = writer->WriteBlob("{}", kMediaTypeOciEmpty);
-  if (!empty.ok()) return empty.error().Context(what);
-  auto doc = writer->WriteBlob(spdx_json, kMediaTypeSpdxJson);
-  if (!doc.ok()) return doc.error().Context(what);
+  auto desc = StageSbomArtifact(*writer, subject, spdx_json);
+  if (!desc.ok()) return desc.error().Context(what);
+  auto tagged = writer->SetTag(*desc, SbomTag(subject.digest));
+  if (!tagged.ok()) return tagged.error().Context(what);
+  return *desc;
+}
+
+Result<oci::Descriptor> StageSbomArtifact(layout::LayoutWriter& out, const oci::Descriptor& subject,
+                                          std::string_view spdx_json) {
+  auto empty = out.WriteBlob("{}", kMediaTypeOciEmpty);
+  if (!empty.ok()) return empty.error();
+  auto doc = out.WriteBlob(spdx_json, kMediaTypeSpdxJson);
+  if (!doc.ok()) return doc.error();
   // Tools that pull artifacts (oras) name the file after the layer's title.
   doc->annotations["org.opencontainers.image.title"] = "sbom.spdx.json";
 
@@ -335,12 +344,8 @@ Result<oci::Descriptor> WriteSbomArtifact(const std::string& layout_dir, const o
                    {"layers", Json::array({oci::DescriptorToJson(*doc)})},
                    {"subject", oci::DescriptorToJson(bare)}};
   auto bytes = oci::CanonicalJson(manifest);
-  if (!bytes.ok()) return bytes.error().Context(what);
-  auto desc = writer->WriteBlob(*bytes, oci::kMediaTypeManifest);
-  if (!desc.ok()) return desc.error().Context(what);
-  auto tagged = writer->SetTag(*desc, SbomTag(subject.digest));
-  if (!tagged.ok()) return tagged.error().Context(what);
-  return *desc;
+  if (!bytes.ok()) return bytes.error();
+  return out.WriteBlob(*bytes, oci::kMediaTypeManifest);
 }
 
 Result<SbomOutputs> WriteSbom(const SbomInput& input, const std::string& layout_dir, const std::string& file_path) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "builder/packages.h"
+#include "layout/layout_writer.h"
 #include "oci/manifest.h"
 #include "oci/result.h"
 
@@ -85,6 +86,11 @@ Result<std::string> SpdxIndexJson(const SbomIndexInput& input);
 // tag, so a rerun leaves index.json byte-identical. The folder must already be a layout
 // holding the subject's manifest blob. Returns the artifact manifest's descriptor.
 Result<oci::Descriptor> WriteSbomArtifact(const std::string& layout_dir, const oci::Descriptor& subject,
+                                          std::string_view spdx_json);
+
+// The artifact manifest of WriteSbomArtifact and its blobs, written into `out` but not
+// tagged: the builder stages it and hands it to the output's sink under SbomTag.
+Result<oci::Descriptor> StageSbomArtifact(layout::LayoutWriter& out, const oci::Descriptor& subject,
                                           std::string_view spdx_json);
 
 // "sha256-<hex>.sbom": cosign's tag convention, so tools that do not know the referrers

@@ -88,7 +88,7 @@ struct BaseSpec {
   bool scratch = true;
   ref::Reference reference;  // always carries the digest; a docker:// tag beside it is kept
   oci::Digest digest;        // the digest the spec pins (an index's when it names one)
-  bool registry() const { return !scratch && reference.transport == ref::Transport::kDocker; }
+  bool registry() const { return !scratch && ref::IsRegistry(reference); }
 };
 
 struct Spec {

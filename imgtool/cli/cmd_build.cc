@@ -1,4 +1,4 @@
-// imgtool build SPEC -o REF: spec -> plan -> layers -> config -> layout (or archive).
+// imgtool build SPEC -o REF: spec -> plan -> layers -> config -> the output's sink (builder/builder.h).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -32,7 +32,7 @@ struct BuildFlags {
   std::string lock_file;
   std::string platform;
   std::string builder_id;
-  RemoteFlags remote;  // a docker:// base
+  RemoteFlags remote;  // a docker:// base or output
 };
 
 // The CI variables the provenance's builder id and invocation id come from
@@ -146,23 +146,29 @@ void AddBuildCommand(CLI::App& app, Action& run) {
       "Pipeline: base (scratch, or pinned by digest: a layout, or a registry image kept in the\n"
       "download cache so a rebuild is offline) -> the spec's layers ->\n"
       "a metadata layer (/etc/passwd and /etc/group with the non-root user,\n"
-      "/etc/imgtool/stack.json) -> config -> oci:DIR[:TAG] or oci-archive:FILE[:TAG].\n"
+      "/etc/imgtool/stack.json) -> config -> written as `imgtool copy` writes: oci:DIR[:TAG],\n"
+      "oci-archive:FILE[:TAG], docker://HOST/REPO[:TAG] (pushed; the registry flags apply) or\n"
+      "docker-archive:FILE[:NAME:TAG] (one image).\n"
       "The same spec, inputs and SOURCE_DATE_EPOCH give the same digest on any machine,\n"
       "in any folder, under any umask, TZ or locale. A spec that names \"platforms\" builds\n"
       "one image per platform into one index (--platform builds one of them alone).\n"
       "The manifest (or index) digest is the last line on stdout; a build record (inputs and outputs by digest) is "
       "written to\n"
       "OUTPUT.build.json, the SPDX SBOM to OUTPUT.spdx.json and SLSA Provenance v1 (an in-toto\n"
-      "Statement: inputs of the lock by digest, builder, SBOM digest) to OUTPUT.provenance.json;\n"
+      "Statement: inputs of the lock by digest, builder, SBOM digest) to OUTPUT.provenance.json\n"
+      "(OUTPUT: the output's path; for a registry, the repository's last path component in the\n"
+      "current folder, e.g. ./app.build.json);\n"
       "`imgtool attest --provenance` signs it. Unchanged layers come from a cache (--cache-dir); package URLs\n"
       "(http, https, file) are fetched once into a download cache and checked against their sha256.\n\n"
       "Examples:\n  imgtool build examples/golden/spec.json -o oci:out/golden:latest\n"
+      "  imgtool build examples/golden/spec.json -o docker://127.0.0.1:5000/golden:v1\n"
       "  imgtool build examples/golden/spec.json --platform linux/arm64 -o oci:out/golden-arm64");
   cmd->add_option("spec", f->spec, "Build spec (JSON); relative paths in it resolve against its folder")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", f->output,
-                  "Where to write: oci:DIR[:TAG] or oci-archive:FILE[:TAG] (TAG defaults to latest)")
+                  "Where to write: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker://HOST/REPO[:TAG] or\n"
+                  "docker-archive:FILE[:NAME:TAG] (TAG defaults to latest)")
       ->required();
   cmd->add_flag("--json", f->json, "Print a JSON summary instead of the reference and digest");
   cmd->add_option("--compression", f->compression,

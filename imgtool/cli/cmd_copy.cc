@@ -7,6 +7,7 @@
 
 #include "cli/output.h"
 #include "cli/remote_flags.h"
+#include "ref/reference.h"
 #include "transport/copy.h"
 
 namespace imgtool::cli {
@@ -57,8 +58,8 @@ int RunCopy(const CopyFlags& f, const std::string& verb) {
   if (!src.ok()) return Fail(src.error());
   auto dst = ref::ParseReference(f.dest);
   if (!dst.ok()) return Fail(dst.error());
-  bool src_docker = src->transport == ref::Transport::kDocker;
-  bool dst_docker = dst->transport == ref::Transport::kDocker;
+  bool src_docker = ref::IsRegistry(*src);
+  bool dst_docker = ref::IsRegistry(*dst);
   if (verb == "push" && (src_docker || !dst_docker)) {
     return Fail(
         MakeError(ErrorKind::kInvalidInput, "push: want a local SRC (oci:, oci-archive:) and a docker:// DEST"));

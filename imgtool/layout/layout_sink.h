@@ -28,6 +28,8 @@ class LayoutSink : public oci::Sink {
   Status Commit() override { return Status::Ok(); }
   // Removes the folder when this sink's Open created it and nothing is tagged there.
   void Discard() override;
+  // The layout itself (for an archive, the folder tarred on Commit).
+  std::string StagingDir() const override { return writer_.dir(); }
   const LayoutWriter& writer() const { return writer_; }
 
  protected:

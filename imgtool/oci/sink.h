@@ -40,6 +40,11 @@ class Sink {
   virtual Status Commit() = 0;
   // After a failure: removes what this sink created from nothing (a new folder).
   virtual void Discard() = 0;
+  // An OCI layout folder where a producer (imgtool build) may write blobs before handing
+  // them over, so that PutBlob finds them in place and nothing is copied twice: the
+  // layout itself, or an archive's working folder. Empty where the sink has none (a
+  // registry, a docker-archive): the producer stages in a folder of its own.
+  virtual std::string StagingDir() const { return ""; }
 };
 
 }  // namespace imgtool::oci

@@ -128,4 +128,15 @@ std::string Reference::str() const {
   return "";
 }
 
+bool IsRegistry(const Reference& r) { return r.transport == Transport::kDocker; }
+
+bool IsLocalPath(const Reference& r) { return !IsRegistry(r); }
+
+Reference LayoutReference(std::string path) {
+  Reference r;
+  r.transport = Transport::kOciLayout;
+  r.path = std::move(path);
+  return r;
+}
+
 }  // namespace imgtool::ref

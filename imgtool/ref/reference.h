@@ -50,4 +50,13 @@ Result<Reference> ParseReference(const std::string& text);
 // The docker:// Reference for a name ParseDockerName accepted.
 Reference FromDockerName(DockerName name);
 
+// What callers outside transport/ and ref/ ask of a reference, so that none of them
+// compares transports itself (imgtool/README.md).
+// A registry repository (docker://).
+bool IsRegistry(const Reference& r);
+// A file or folder on this machine (oci:, oci-archive:, docker-archive:): `path` is set.
+bool IsLocalPath(const Reference& r);
+// oci:PATH, untagged (callers add tag or digest).
+Reference LayoutReference(std::string path);
+
 }  // namespace imgtool::ref

@@ -28,6 +28,23 @@ TEST(Reference, OciArchive) {
   EXPECT_EQ(r->tag, "latest");
 }
 
+// What code outside transport/ and ref/ asks instead of comparing transports.
+TEST(Reference, RegistryOrLocalPath) {
+  for (const char* text : {"oci:out", "oci-archive:a.tar:v1", "docker-archive:s.tar"}) {
+    auto r = ParseReference(text);
+    ASSERT_TRUE(r.ok()) << text;
+    EXPECT_FALSE(IsRegistry(*r)) << text;
+    EXPECT_TRUE(IsLocalPath(*r)) << text;
+  }
+  auto d = ParseReference("docker://127.0.0.1:5000/r:t");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(IsRegistry(*d));
+  EXPECT_FALSE(IsLocalPath(*d));
+  Reference l = LayoutReference("base/layout");
+  EXPECT_EQ(l.str(), "oci:base/layout");
+  EXPECT_EQ(*ParseReference(l.str()), l);
+}
+
 TEST(Reference, Docker) {
   auto r = ParseReference("docker://127.0.0.1:5000/team/golden:v1");
   ASSERT_TRUE(r.ok());

@@ -71,6 +71,20 @@ std::string NameIn(const ref::Reference& r) {
 
 std::string TagAt(const ref::Reference& dst) { return dst.digest.empty() ? NameIn(dst) : ""; }
 
+std::string TagOrLatest(const ref::Reference& dst) {
+  if (dst.transport == ref::Transport::kDockerArchive) return NameIn(dst);
+  return dst.tag.empty() ? "latest" : dst.tag;
+}
+
+bool ImagesOnly(const ref::Reference& dst) {
+  return dst.transport == ref::Transport::kOciArchive || dst.transport == ref::Transport::kDockerArchive;
+}
+
+std::string BesidePath(const ref::Reference& dst) {
+  if (dst.transport != ref::Transport::kDocker) return dst.path;
+  return fs::BaseName(dst.repository);
+}
+
 Result<Opened> Open(const ref::Reference& r, const remote::RegistryOptions& registry) {
   auto repo = OpenRepository(r, registry);
   if (!repo.ok()) return repo.error();

@@ -53,4 +53,17 @@ Result<std::unique_ptr<oci::Sink>> OpenSink(const ref::Reference& ref, const Sin
 // digest, and the digest must match).
 std::string TagAt(const ref::Reference& dst);
 
+// The tag a newly built image gets at `dst`: the tag written, else "latest"; for a
+// docker-archive its NAME:TAG ("" when it names none: the image goes untagged).
+std::string TagOrLatest(const ref::Reference& dst);
+
+// `dst` keeps images only: an oci-archive (`ctr images import` unpacks every tagged entry
+// and fails on an artifact) and a docker-archive hold no SBOM or signature artifacts.
+bool ImagesOnly(const ref::Reference& dst);
+
+// Where files written beside an output go, as a path prefix ("PREFIX.build.json"): the
+// layout folder or archive file itself; for a registry, the repository's last path
+// component in the current folder (docker://HOST/team/app:v1 -> "app").
+std::string BesidePath(const ref::Reference& dst);
+
 }  // namespace imgtool::transport
