@@ -21,14 +21,18 @@ if(TARGET trainer_cuda)
 endif()
 
 set(docs ${IMGTOOL_DOCS_DIR})
+if(CMAKE_CROSSCOMPILING)
+  set(docs_optional OPTIONAL)  # imgtool_docs is not part of a cross build's ALL
+endif()
+file(MAKE_DIRECTORY ${docs}/man)  # so that install(DIRECTORY) finds it before a build
 install(DIRECTORY ${docs}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 FILE_PERMISSIONS ${file_mode}
   FILES_MATCHING PATTERN "*.1.gz")
 install(FILES ${docs}/bash/imgtool ${docs}/bash/imgtool-fleet
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions PERMISSIONS ${file_mode})
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions PERMISSIONS ${file_mode} ${docs_optional})
 install(FILES ${docs}/zsh/_imgtool ${docs}/zsh/_imgtool-fleet
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions PERMISSIONS ${file_mode})
-install(FILES ${docs}/changelog.gz ${PROJECT_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR}
-  PERMISSIONS ${file_mode})
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions PERMISSIONS ${file_mode} ${docs_optional})
+install(FILES ${docs}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${file_mode} ${docs_optional})
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${file_mode})
 
 # Data, read and copied more than run from there: fixed modes (not the checkout's), a
 # script (#!) executable as lintian asks, the download cache of examples/golden
