@@ -35,10 +35,10 @@ TEST(DocgenTree, VerbsAreTheLeavesInOrder) {
   EXPECT_EQ(verbs[1].words, (std::vector<std::string>{"admin", "purge"}));  // "hidden" is hidden
 }
 
-TEST(DocgenTree, SummaryAndBody) {
+TEST(DocgenTree, SummaryIsTheFirstSentence) {
   EXPECT_EQ(Summary("One.\nTwo.\n\nThree."), "One.");
-  EXPECT_EQ(Body("One.\nTwo.\n\nThree.\nFour."), "Three.\nFour.");
-  EXPECT_EQ(Body("Only."), "");
+  EXPECT_EQ(Summary("A wrapped\nline: -> x. More"), "A wrapped line: -> x.");
+  EXPECT_EQ(Summary("No stop\n\nThree."), "No stop");
 }
 
 TEST(DocgenRoff, EscapesWhatRoffWouldRead) {

@@ -108,10 +108,10 @@ std::vector<ManPage> VerbPages(CLI::App& root, const ManInfo& info) {
     ManInfo mine = info;
     mine.summary = Summary(verb.app->get_description());
     std::string text, examples;
-    SplitExamples(Body(verb.app->get_description()) + "\n\n" + verb.app->get_footer(), text, examples);
+    SplitExamples(verb.app->get_description() + "\n\n" + verb.app->get_footer(), text, examples);
     std::string out = Header(name, mine) + ".SH SYNOPSIS\n.B " +
                       RoffEscape(root.get_name() + " " + Join(verb.words, " ")) + "\n" + SynopsisArgs(*verb.app) +
-                      "\n.SH DESCRIPTION\n" + RoffParagraphs(mine.summary + "\n\n" + text);
+                      "\n.SH DESCRIPTION\n" + RoffParagraphs(text);
     out += OptionSection("ARGUMENTS", Options(*verb.app, true));
     out += OptionSection("OPTIONS", Options(*verb.app, false));
     if (!examples.empty()) out += ".SH EXAMPLES\n" + RoffParagraphs(examples);

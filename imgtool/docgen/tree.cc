@@ -39,13 +39,12 @@ std::vector<const CLI::Option*> Options(const CLI::App& app, bool positional) {
   return out;
 }
 
-std::string Summary(const std::string& description) { return description.substr(0, description.find('\n')); }
-
-std::string Body(const std::string& description) {
-  size_t blank = description.find("\n\n");
-  if (blank == std::string::npos) return "";
-  size_t start = description.find_first_not_of('\n', blank);
-  return start == std::string::npos ? "" : description.substr(start);
+std::string Summary(const std::string& description) {
+  std::string para = description.substr(0, description.find("\n\n"));
+  std::string joined;
+  for (char c : para) joined += c == '\n' ? ' ' : c;
+  size_t stop = joined.find(". ");
+  return stop == std::string::npos ? joined : joined.substr(0, stop + 1);
 }
 
 std::string OptionNames(const CLI::Option& opt) {

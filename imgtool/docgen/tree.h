@@ -21,9 +21,9 @@ struct Verb {
 std::vector<Verb> Verbs(CLI::App& root);
 // The visible options of `app` and of its nameless option groups; positionals apart.
 std::vector<const CLI::Option*> Options(const CLI::App& app, bool positional);
-// The first line of a description, and what follows its first blank line.
+// The first sentence of a description's first paragraph, its lines joined: a man page's
+// NAME line, a completion's hint. (The CLI's help wraps its paragraphs by hand.)
 std::string Summary(const std::string& description);
-std::string Body(const std::string& description);
 // "-o, --output" (short names first) and the value's placeholder ("" for a flag).
 std::string OptionNames(const CLI::Option& opt);
 std::string ValueName(const CLI::Option& opt);
