@@ -1,0 +1,88 @@
+# Target imgtool_docs (imgtool/CMakeLists.txt): OUT/man/*.1.gz, OUT/bash/, OUT/zsh/ from
+# imgtool-docgen, and OUT/changelog.gz: the root README's "## Changelog" as one Debian
+# changelog entry (the .deb's /usr/share/doc/imgtool/changelog.gz; a native package's
+# changelog is read by dpkg-parsechangelog and lintian). gzip -n: no name, no time, so
+# the files are the same bytes on every build of a commit.
+#   cmake -DDOCGEN=... -DOUT=... -DSOURCE_DIR=... -DVERSION=... -DMAINTAINER=... -P make_docs.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/commit_time.cmake)
+
+file(REMOVE_RECURSE "${OUT}/man" "${OUT}/bash" "${OUT}/zsh")
+execute_process(COMMAND "${DOCGEN}" "${OUT}" COMMAND_ERROR_IS_FATAL ANY)
+file(GLOB pages "${OUT}/man/*.1")
+foreach(page IN LISTS pages)
+  execute_process(COMMAND gzip -n -9 -f "${page}" COMMAND_ERROR_IS_FATAL ANY)
+endforeach()
+
+# Appends LINE to VAR as changelog lines of at most 80 columns: two spaces, then the
+# README's line, wrapped at spaces with its indentation kept (bullets align their text).
+function(append_wrapped var line)
+  string(REGEX MATCH "^ *(- )?" lead "${line}")
+  string(LENGTH "${lead}" n)
+  string(REPEAT " " ${n} hang)
+  string(SUBSTRING "${line}" ${n} -1 rest)
+  string(REGEX MATCHALL "[^ ]+" words "${rest}")
+  set(out "${${var}}")
+  set(cur "  ${lead}")
+  set(fresh TRUE)
+  foreach(w IN LISTS words)
+    string(LENGTH "${cur} ${w}" len)
+    if(NOT fresh AND len GREATER 80)
+      string(APPEND out "${cur}\n")
+      set(cur "  ${hang}${w}")
+    elseif(fresh)
+      string(APPEND cur "${w}")
+    else()
+      string(APPEND cur " ${w}")
+    endif()
+    set(fresh FALSE)
+  endforeach()
+  string(APPEND out "${cur}\n")
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# CMake lists split at ';' and group at '[' ']': those are held as placeholders meanwhile.
+file(READ "${SOURCE_DIR}/README.md" text)
+string(REPLACE ";" "@SEMI@" text "${text}")
+string(REPLACE "[" "@LB@" text "${text}")
+string(REPLACE "]" "@RB@" text "${text}")
+string(REPLACE "\n" ";" readme "${text}")
+set(inside FALSE)
+set(body "")
+set(item "")
+foreach(line IN LISTS readme)
+  if(line MATCHES "^## ")
+    if(line STREQUAL "## Changelog")
+      set(inside TRUE)
+      continue()
+    endif()
+    set(inside FALSE)
+  endif()
+  if(NOT inside OR line MATCHES "^ *$")
+    continue()
+  endif()
+  # A bullet starts an item; other lines continue the one before (the README's own
+  # wrapping is dropped and the item wrapped again to the changelog's width).
+  if(line MATCHES "^ *- " AND NOT item STREQUAL "")
+    append_wrapped(body "${item}")
+    set(item "")
+  endif()
+  if(item STREQUAL "")
+    set(item "${line}")
+  else()
+    string(STRIP "${line}" line)
+    string(APPEND item " ${line}")
+  endif()
+endforeach()
+if(NOT item STREQUAL "")
+  append_wrapped(body "${item}")
+endif()
+string(REPLACE "@SEMI@" ";" body "${body}")
+string(REPLACE "@LB@" "[" body "${body}")
+string(REPLACE "@RB@" "]" body "${body}")
+imgtool_commit_time(epoch "${SOURCE_DIR}")
+set(ENV{SOURCE_DATE_EPOCH} "${epoch}")  # string(TIMESTAMP) honours it
+string(TIMESTAMP date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+file(WRITE "${OUT}/changelog"
+  "imgtool (${VERSION}) unstable; urgency=medium\n\n${body}\n -- ${MAINTAINER}  ${date}\n")
+execute_process(COMMAND gzip -n -9 -f "${OUT}/changelog" COMMAND_ERROR_IS_FATAL ANY)
+file(WRITE "${OUT}/stamp" "")
