@@ -90,8 +90,8 @@ class TtlCache {
   // compute() -> {value, cacheable}
   using Compute = std::function<std::pair<V, bool>()>;
 
-  TtlCache(std::chrono::milliseconds ttl, Clock clock = SteadyClock(), size_t max_entries = 10000,
-           std::shared_ptr<WorkLimit> limit = nullptr)
+  TtlCache(std::chrono::milliseconds ttl, const Clock& clock = SteadyClock(), size_t max_entries = 10000,
+           const std::shared_ptr<WorkLimit>& limit = nullptr)
       : s_(std::make_shared<State>()) {
     s_->ttl = ttl;
     s_->clock = std::move(clock);

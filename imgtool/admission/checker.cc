@@ -128,7 +128,7 @@ struct RegistryImageChecker::State {
   std::optional<Result<policy::ImageDecision>> Decide(const std::shared_ptr<const LoadedPolicy>& loaded,
                                                       const std::string& image, const std::string& reference,
                                                       const ref::Reference& r, const Result<std::string>& digest,
-                                                      bool pin, TimePoint deadline, FactsFuture started = {}) {
+                                                      bool pin, TimePoint deadline, const FactsFuture& started = {}) {
     policy::ReferenceFacts got;
     if (digest.ok()) {
       auto f = started ? started
@@ -154,7 +154,7 @@ struct RegistryImageChecker::State {
 };
 
 RegistryImageChecker::RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry,
-                                           CheckerOptions options)
+                                           const CheckerOptions& options)
     : s_(std::make_shared<State>(std::move(policy), std::move(registry), options)) {}
 
 bool RegistryImageChecker::WaitForRegistryWork(std::chrono::milliseconds within) {
@@ -187,7 +187,7 @@ PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin) { r
 
 PendingCheck RegistryImageChecker::Start(const std::string& image, bool pin,
                                          const std::shared_ptr<const LoadedPolicy>& loaded) {
-  auto failed = [](Error e) -> PendingCheck {
+  auto failed = [](const Error& e) -> PendingCheck {
     return [e](TimePoint) -> std::optional<Result<policy::ImageDecision>> { return e; };
   };
   auto reference = DockerReference(image);

@@ -46,7 +46,7 @@ class RegistryImageChecker {
  public:
   // `policy`: the one Start and AsStarter() judge by; the webhook passes each review's
   // own (policy_sets.h) to the overloads instead.
-  RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry, CheckerOptions options);
+  RegistryImageChecker(policy::Policy policy, remote::RegistryOptions registry, const CheckerOptions& options);
 
   PendingCheck Start(const std::string& image, bool pin);
   // Under `policy`, a snapshot the review holds to its end. Facts are cached per policy

@@ -115,7 +115,7 @@ void Route(httplib::SSLServer& svr, const ServerOptions& o, const Handler& handl
     watchdog.Disarm(req.ssl);
     res.set_content("ok", "text/plain");
   });
-  auto review = [&handler, &log, &watchdog](Mode mode, std::string set) {
+  auto review = [&handler, &log, &watchdog](Mode mode, const std::string& set) {
     return [&handler, &log, &watchdog, mode, set](const httplib::Request& req, httplib::Response& res) {
       watchdog.Disarm(req.ssl);
       Answer a = handler(req.body, mode, set);
@@ -140,7 +140,7 @@ void Route(httplib::SSLServer& svr, const ServerOptions& o, const Handler& handl
   }
   // Errors httplib answers itself (body over the limit: 413) carry no AdmissionReview;
   // the API server treats them as a webhook failure, which the failurePolicy turns into a deny.
-  svr.set_exception_handler([&log](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+  svr.set_exception_handler([&log](const httplib::Request& req, httplib::Response& res, const std::exception_ptr&) {
     res.status = 500;
     res.set_content("{\"error\":\"internal error\"}", "application/json");
     log(req.path + ": internal error");

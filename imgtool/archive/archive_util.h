@@ -38,11 +38,11 @@ using UniqueFd = fs::UniqueFd;
 // Switches the calling thread (only) to the "C" locale until destroyed.
 class ScopedCLocale {
  public:
-  ScopedCLocale() : c_(newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(0))) {
-    if (c_ != static_cast<locale_t>(0)) previous_ = uselocale(c_);
+  ScopedCLocale() : c_(newlocale(LC_ALL_MASK, "C", nullptr)) {
+    if (c_ != nullptr) previous_ = uselocale(c_);
   }
   ~ScopedCLocale() {
-    if (c_ == static_cast<locale_t>(0)) return;
+    if (c_ == nullptr) return;
     uselocale(previous_);
     freelocale(c_);
   }
@@ -51,7 +51,7 @@ class ScopedCLocale {
 
  private:
   locale_t c_;
-  locale_t previous_ = static_cast<locale_t>(0);
+  locale_t previous_ = nullptr;
 };
 
 }  // namespace imgtool::archive::internal

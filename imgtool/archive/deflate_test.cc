@@ -42,7 +42,7 @@ std::vector<uint8_t> Mixed(size_t n) {
   for (int i = 0; v.size() < n; ++i) {
     std::string line = "symbol_" + std::to_string(i * 7919 % 100000) + " = 0x00c0ffee;\n";
     v.insert(v.end(), line.begin(), line.end());
-    if (i % 500 == 0) v.insert(v.end(), block.begin(), block.begin() + (i % 7) * 9000);
+    if (i % 500 == 0) v.insert(v.end(), block.begin(), block.begin() + static_cast<std::ptrdiff_t>(i % 7) * 9000);
     if (i % 777 == 0) v.insert(v.end(), 5000 + i % 300, uint8_t(i));
   }
   v.resize(n);

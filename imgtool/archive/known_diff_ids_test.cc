@@ -53,7 +53,7 @@ TEST_F(KnownDiffIdsTest, AnEntryUnderAnotherBlobsNameIsRefused) {
 
 TEST_F(KnownDiffIdsTest, AnEditedEntryIsRefused) {
   std::string text = *fs::ReadSmallFile(EntryFor(kBlobA));
-  for (std::string edited : {text + "x", text + " ", text.substr(0, text.size() - 1), std::string("")}) {
+  for (const std::string& edited : {text + "x", text + " ", text.substr(0, text.size() - 1), std::string("")}) {
     ASSERT_TRUE(fs::WriteOwnFile(EntryFor(kBlobA), edited).ok());
     EXPECT_FALSE(known.Find(kBlobA).has_value()) << edited;
   }

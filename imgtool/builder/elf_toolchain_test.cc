@@ -175,7 +175,7 @@ TEST(ElfToolchain, SectionsOverTheSameBytesAreReadAtMostTwiceOver) {
   EXPECT_LE(plain.bytes, elf.size());  // a sane file: each part once
 
   const uint64_t at = sizeof(Elf64_Ehdr) + kGcc.size() + 1;  // .nv_fatbin's offset
-  for (auto size : std::vector<std::function<uint64_t(int)>>{
+  for (const auto& size : std::vector<std::function<uint64_t(int)>>{
            [&](int) { return uint64_t(fatbin.size()); },        // all the same
            [&](int i) { return uint64_t(fatbin.size()) - i; },  // overlapping, each other
        }) {

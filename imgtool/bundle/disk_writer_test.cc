@@ -78,7 +78,7 @@ Placement Create(std::string dir, std::string name, std::string link_path = "") 
 }
 
 // Content as blocks at offsets; a gap between them is a hole.
-archive::ReadContent Blocks(std::vector<std::pair<uint64_t, std::string>> blocks) {
+archive::ReadContent Blocks(const std::vector<std::pair<uint64_t, std::string>>& blocks) {
   return [blocks](const archive::ContentBlock& block) -> Status {
     for (const auto& [offset, data] : blocks) IMGTOOL_TRY(block(offset, data.data(), data.size()));
     return Status::Ok();

@@ -20,7 +20,7 @@ const char* kGroup =
     "staff:x:50:app\n";
 
 // The image's files: a path not in `files` is absent.
-AccountReader Files(std::map<std::string, std::string> files) {
+AccountReader Files(const std::map<std::string, std::string>& files) {
   return [files](const std::string& path) -> Result<std::optional<std::string>> {
     auto it = files.find(path);
     if (it == files.end()) return std::optional<std::string>();

@@ -332,7 +332,7 @@ TEST(Verify, GrowingSizeClaimsOverALongBlobCostFewReads) {
   EXPECT_EQ(report->problems[0].what, "more than the 4096 bytes its descriptor names");
   // 1 index + 200 manifests + 1 config + the layer at most twice.
   EXPECT_LE(report->reads, 1u + 200u + 1u + 2u);
-  EXPECT_LT(report->bytes_read, 4 * 8192 + BytesOf(store) - blob.size());
+  EXPECT_LT(report->bytes_read, std::size_t{4} * 8192 + BytesOf(store) - blob.size());
 }
 
 TEST(Verify, ABlobNamedAsAnArtifactAndAsALayerIsInflatedOnce) {

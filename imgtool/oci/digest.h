@@ -30,6 +30,8 @@ class Digest {
   std::string Short() const { return "sha256:" + hex_.substr(0, 12); }
 
   friend bool operator==(const Digest&, const Digest&) = default;
+  // clang-tidy 14 reads the 0 a defaulted <=> compares with as a null pointer constant.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   friend auto operator<=>(const Digest&, const Digest&) = default;
 
  private:

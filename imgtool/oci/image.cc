@@ -109,7 +109,7 @@ Result<std::string> ManifestMediaType(const Descriptor& named, const std::string
 
 // Builds the views; a friend of Image and ImageIndex, so they stay read-only to everyone else.
 struct NodeBuilder {
-  static Result<Node> ImageNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
+  static Result<Node> ImageNode(const std::shared_ptr<const BlobStore>& store, const Descriptor& d, std::string raw,
                                 const std::string& where) {
     auto img = std::make_shared<Image>();
     img->store_ = store;
@@ -154,7 +154,7 @@ struct NodeBuilder {
     return std::move(reading->config);
   }
 
-  static Result<Node> IndexNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::string raw,
+  static Result<Node> IndexNode(const std::shared_ptr<const BlobStore>& store, const Descriptor& d, std::string raw,
                                 const std::string& where, int level) {
     auto depth = CheckIndexDepth(d.digest, level);
     if (!depth.ok()) return depth.error().Context(store->name());
@@ -175,8 +175,8 @@ struct NodeBuilder {
 namespace {
 
 // OpenNode for an index's child: `level` is the level an index there would have.
-Result<Node> OpenNodeAt(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw,
-                        int level) {
+Result<Node> OpenNodeAt(const std::shared_ptr<const BlobStore>& store, const Descriptor& d,
+                        std::optional<std::string> raw, int level) {
   const std::string where = store->name() + ": manifest " + d.digest.Short();
   IMGTOOL_TRY(CheckManifestSize(d, where));
   if (!raw) {

@@ -7,7 +7,7 @@ namespace {
 
 const std::string kPin = "@sha256:" + std::string(64, 'a');
 
-std::vector<std::string> Lint(const std::string& text, LintOptions o = {}) {
+std::vector<std::string> Lint(const std::string& text, const LintOptions& o = {}) {
   auto df = ParseDockerfile(text, "D");
   EXPECT_TRUE(df.ok()) << df.error().message;
   std::vector<std::string> out;

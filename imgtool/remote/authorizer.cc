@@ -34,7 +34,7 @@ HttpRequest TokenRequest(const std::string& realm, const Challenge& ch, const st
   if (creds && !creds->identity_token.empty()) {
     req.method = "POST";
     req.url = realm;
-    req.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    req.headers.emplace_back("Content-Type: application/x-www-form-urlencoded");
     req.body = "grant_type=refresh_token&client_id=imgtool&refresh_token=" + UrlEncode(creds->identity_token);
     if (service != ch.params.end()) req.body += "&service=" + UrlEncode(service->second);
     if (!scopes.empty()) req.body += "&scope=" + UrlEncode(Join(scopes));
