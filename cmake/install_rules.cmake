@@ -35,12 +35,13 @@ install(FILES ${docs}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIO
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${file_mode})
 
 # Data, read and copied more than run from there: fixed modes (not the checkout's), a
-# script (#!) executable as lintian asks, the download cache of examples/golden
-# (git-ignored, 1 GB) left out.
+# script (#!) executable as lintian asks, the download caches of examples/golden (1 GB)
+# and examples/imgtool-image (its Debian packages and this package itself) and the
+# latter's staged spec left out (all git-ignored).
 foreach(tree policies examples)
   file(GLOB_RECURSE data_files RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/${tree}/*)
   foreach(f IN LISTS data_files)
-    if(f MATCHES "^examples/golden/cache/")
+    if(f MATCHES "^examples/(golden|imgtool-image)/cache/" OR f STREQUAL "examples/imgtool-image/spec.staged.json")
       continue()
     endif()
     file(READ ${PROJECT_SOURCE_DIR}/${f} head LIMIT 2)
