@@ -171,7 +171,8 @@ bool ListenUntilSignal(httplib::SSLServer& svr, const sigset_t& set, const std::
   if (on_listening) on_listening();
   bool ok = svr.listen_after_bind();
   // Release the waiter when the listener ended by itself (the signal stays blocked there).
-  if (!stopped) pthread_kill(stopper.native_handle(), SIGTERM);
+  // SIGTERM is blocked in every thread here: it only wakes the stopper's sigwait.
+  if (!stopped) pthread_kill(stopper.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
   stopper.join();
   stopped_by_signal = stopped;
   return ok;

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <string>
 #include <utility>
@@ -40,7 +41,7 @@ bool Walk(const std::string& host, const std::string& rel, std::vector<Found>& o
   }
   std::vector<std::string> names;
   while (struct dirent* de = ::readdir(d)) {
-    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) names.push_back(de->d_name);
+    if (std::strcmp(de->d_name, ".") != 0 && std::strcmp(de->d_name, "..") != 0) names.emplace_back(de->d_name);
   }
   ::closedir(d);
   for (const std::string& name : names) {
@@ -115,7 +116,7 @@ int DigestOnly(const std::string& blob) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   std::string compression = "gzip", prefix, src, out;
   int64_t mtime = 0;
   bool verify = false;
@@ -193,4 +194,17 @@ int main(int argc, char** argv) {
     if (!ok) return 1;
   }
   return 0;
+}
+
+// An exception that escapes (a bug, or memory exhausted) is reported with exit 70, never
+// as std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", "layer_bench", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: internal error: an unknown exception\n", "layer_bench");
+  }
+  return 70;
 }

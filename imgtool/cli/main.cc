@@ -4,7 +4,9 @@
 #include "cli/apps.h"
 
 int main(int argc, char** argv) {
-  imgtool::cli::Action run;
-  auto app = imgtool::cli::MakeApp(run);
-  return imgtool::cli::ParseAndRun(*app, run, argc, argv);
+  return imgtool::cli::RunGuarded("imgtool", [&] {
+    imgtool::cli::Action run;
+    auto app = imgtool::cli::MakeApp(run);
+    return imgtool::cli::ParseAndRun(*app, run, argc, argv);
+  });
 }

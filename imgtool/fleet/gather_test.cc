@@ -162,7 +162,7 @@ TEST(Gather, BytesPerWorkerDoNotGrowWithTheFleet) {
   std::map<int, GatherStats> worker1;
   for (int n : {2, 8}) {
     std::vector<std::optional<Fingerprint>> fps;
-    for (int r = 0; r < n; ++r) fps.push_back(Fp(r));
+    for (int r = 0; r < n; ++r) fps.emplace_back(Fp(r));
     auto run = RunFleet(fps, Quick());
     EXPECT_TRUE(SameVerdictEverywhere(run).ok());
     for (int r = 2; r < n; ++r) {  // ranks of one digit: the same key lengths

@@ -61,7 +61,7 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
   // rank of a ring of 3+ could wait on its left while its left waits on its own left.
   // Entry 1 of the left peer's record is its pair for its right (us), entry 0 of the right one's its left.
   std::vector<std::pair<int, int>> peers = {{left, 1}};
-  if (right != left) peers.push_back({right, 0});
+  if (right != left) peers.emplace_back(right, 0);
   std::sort(peers.begin(), peers.end());
   for (const auto& [peer, entry] : peers) {
     auto record = Read(store, RingKey(peer));

@@ -118,17 +118,17 @@ void ProbeDriverApi(StackReport& r) {
     CuUuid u{};
     if ((rc = get(&dev, i)) != 0) {
       r.node["error.gpu.count"] = failed("cuDeviceGet(" + std::to_string(i) + ")", rc);
-      model.push_back("unknown");
+      model.emplace_back("unknown");
       continue;
     }
-    model.push_back(name_fn(buf, sizeof(buf) - 1, dev) == 0 ? buf : "unknown");
+    model.emplace_back(name_fn(buf, sizeof(buf) - 1, dev) == 0 ? buf : "unknown");
     sm.push_back(attr(&v, kAttrMultiprocessorCount, dev) == 0 ? std::to_string(v) : "unknown");
     bool cc_ok = attr(&major, kAttrCcMajor, dev) == 0 && attr(&minor, kAttrCcMinor, dev) == 0;
     cc.push_back(cc_ok ? std::to_string(major) + "." + std::to_string(minor) : "unknown");
     mib.push_back(mem(&bytes, dev) == 0 ? std::to_string(bytes >> 20) : "unknown");
     uuid.push_back(uuid_fn(&u, dev) == 0 ? UuidString(u) : "unknown");
     char bus[64] = {};
-    pci.push_back(pci_fn(bus, sizeof(bus) - 1, dev) == 0 ? bus : "unknown");
+    pci.emplace_back(pci_fn(bus, sizeof(bus) - 1, dev) == 0 ? bus : "unknown");
   }
   r.fields["gpu.count"] = std::to_string(count);
   if (count == 0) return;

@@ -156,7 +156,7 @@ TEST(ParseJson, EveryRecursiveOperationFitsOnTheStackAtTheCap) {
     OnStackOf(2 << 20, [&] {
       EXPECT_EQ(a.dump(), Nested(kMaxJsonDepth, objects, "1"));
       EXPECT_TRUE(CanonicalJson(a).ok());
-      Json copy = a;
+      const Json copy = a;  // NOLINT(performance-unnecessary-copy-initialization): the copy is the test
       EXPECT_TRUE(copy == a);
       EXPECT_FALSE(a == b);
       EXPECT_TRUE(a < b);

@@ -46,7 +46,9 @@ enum class ConditionOp {
   kVersionAtLeast
 };
 
-struct Condition {
+// clang-tidy 14 reports the implicit special members as throwing; they only move and
+// destroy strings, vectors, a shared_ptr and nlohmann::json, none of which throws there.
+struct Condition {                  // NOLINT(bugprone-exception-escape)
   std::string pointer;              // as written, for reasons
   std::vector<std::string> tokens;  // decoded (~1 -> '/', ~0 -> '~')
   ConditionOp op = ConditionOp::kPresent;

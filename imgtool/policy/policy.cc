@@ -351,15 +351,15 @@ const std::vector<std::string>& StackComponents() {
 
 std::vector<std::string> Policy::RuleNames() const {
   std::vector<std::string> out;
-  if (non_root) out.push_back("nonRoot");
-  if (digest_pinned) out.push_back("digestPinned");
-  if (signed_by) out.push_back("signedBy");
-  if (allowed_stacks) out.push_back("allowedStacks");
-  if (required_labels) out.push_back("requiredLabels");
-  if (base_images) out.push_back("baseImages");
-  if (no_setuid) out.push_back("noSetuid");
-  if (max_size) out.push_back("maxSize");
-  if (attestations) out.push_back("attestations");
+  if (non_root) out.emplace_back("nonRoot");
+  if (digest_pinned) out.emplace_back("digestPinned");
+  if (signed_by) out.emplace_back("signedBy");
+  if (allowed_stacks) out.emplace_back("allowedStacks");
+  if (required_labels) out.emplace_back("requiredLabels");
+  if (base_images) out.emplace_back("baseImages");
+  if (no_setuid) out.emplace_back("noSetuid");
+  if (max_size) out.emplace_back("maxSize");
+  if (attestations) out.emplace_back("attestations");
   return out;
 }
 

@@ -148,7 +148,7 @@ TEST(GoRegexp, Re2FromGoRewritesOnlyWhereNeeded) {
 
 TEST(GoRegexp, CopiesShareTheCompiledPattern) {
   GoRegexp a = Re("^a+$");
-  GoRegexp b = a;
+  const GoRegexp b = a;  // NOLINT(performance-unnecessary-copy-initialization): the copy is the test
   EXPECT_TRUE(b.Search("aaa"));
   EXPECT_FALSE(b.Search("aab"));
   EXPECT_EQ(b.pattern(), "^a+$");

@@ -108,7 +108,7 @@ Status Finish(Registry& reg, const std::string& repo, const std::string& locatio
               const std::string& what, HttpRequest req) {
   req.method = "PUT";
   req.url = WithQuery(location, "digest=" + d.str());
-  req.headers.push_back("Content-Type: application/octet-stream");
+  req.headers.emplace_back("Content-Type: application/octet-stream");
   req.has_body = true;
   auto resp = reg.Do(req, {RepoScope(repo, true)}, what);
   if (!resp.ok()) return resp.error();
@@ -205,7 +205,7 @@ Status SendChunks(Registry& reg, const std::string& repo, const oci::Descriptor&
     HttpRequest req;
     req.method = "PATCH";
     req.url = session.location;
-    req.headers.push_back("Content-Type: application/octet-stream");
+    req.headers.emplace_back("Content-Type: application/octet-stream");
     req.headers.push_back("Content-Range: " + std::to_string(base) + "-" + std::to_string(base + len - 1));
     req.has_body = true;
     req.body_reader = &body;

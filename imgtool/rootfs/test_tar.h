@@ -48,7 +48,7 @@ inline std::string Padded(const std::string& data) { return data + std::string((
 
 inline std::string Header(const std::string& name, char type, uint64_t size, const std::string& link, uint32_t mode) {
   char h[512] = {};
-  std::memcpy(h, name.data(), std::min<size_t>(name.size(), 100));
+  std::copy_n(name.data(), std::min<size_t>(name.size(), 100), h);  // tar: no NUL at 100
   Octal(h + 100, 8, mode);
   Octal(h + 108, 8, 0);
   Octal(h + 116, 8, 0);
@@ -56,7 +56,7 @@ inline std::string Header(const std::string& name, char type, uint64_t size, con
   Octal(h + 136, 12, 1700000000);
   std::memset(h + 148, ' ', 8);
   h[156] = type;
-  std::memcpy(h + 157, link.data(), std::min<size_t>(link.size(), 100));
+  std::copy_n(link.data(), std::min<size_t>(link.size(), 100), h + 157);
   std::memcpy(h + 257, "ustar  ", 8);  // GNU magic and version
   unsigned sum = 0;
   for (unsigned char c : h) sum += c;

@@ -132,7 +132,10 @@ TEST(Keys, ScryptBombIsRefusedBeforeAnyWork) {
   EXPECT_LT(seconds, 2.0);
   // Each factor alone is capped.
   for (auto [n, r, p] : {std::tuple{131072, 8, 1}, std::tuple{65536, 9, 1}, std::tuple{65536, 8, 2}}) {
-    std::string one = Altered(*sealed, [&](oci::Json& j) { j["kdf"]["params"] = {{"N", n}, {"r", r}, {"p", p}}; });
+    // Captured by name: clang 14 cannot capture structured bindings.
+    std::string one = Altered(*sealed, [&, n = n, r = r, p = p](oci::Json& j) {
+      j["kdf"]["params"] = {{"N", n}, {"r", r}, {"p", p}};
+    });
     EXPECT_NE(OpenWithPassword(one, "pw", "k").error().message.find("asks for more work"), std::string::npos);
   }
   std::string odd = Altered(*sealed, [](oci::Json& j) { j["kdf"]["params"]["N"] = 1000; });

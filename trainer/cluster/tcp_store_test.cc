@@ -183,7 +183,7 @@ TEST(TcpStore, GetManyReadsEveryKeyInOrder) {
       ASSERT_TRUE((*c)->Set(keys.back(), std::string(static_cast<size_t>(i % 7) * 1000, 'a' + i % 26)).ok());
     }
   }
-  keys.push_back("many/big");
+  keys.emplace_back("many/big");
   ASSERT_TRUE((*c)->Set("many/big", std::string(1u << 20, 'b')).ok());
   auto values = (*c)->GetMany(keys);
   ASSERT_TRUE(values.ok()) << values.error().message;

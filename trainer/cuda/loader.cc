@@ -26,12 +26,12 @@ std::string BesideBinary() {
 Result<const Backend*> LoadBackend() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("TRAINER_CUDA_PLUGIN"); env != nullptr && env[0] != '\0') {
-    candidates.push_back(env);
+    candidates.emplace_back(env);
   } else {
     if (std::string beside = BesideBinary(); !beside.empty() && access(beside.c_str(), F_OK) == 0) {
       candidates.push_back(beside);
     }
-    candidates.push_back(kPlugin);
+    candidates.emplace_back(kPlugin);
   }
   std::string errors;
   for (const auto& path : candidates) {

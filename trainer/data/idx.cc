@@ -36,7 +36,7 @@ Result<IdxArray> ParseIdx(const std::string& bytes, int expected_ndim, const std
   IdxArray a;
   uint64_t count = 1;
   for (int d = 0; d < ndim; ++d) {
-    a.dims.push_back(BigEndian32(p + 4 + 4 * d));
+    a.dims.push_back(BigEndian32(p + 4 + std::ptrdiff_t{4} * d));
     count *= a.dims.back();
   }
   if (count > (uint64_t{1} << 34)) return Bad(name, "implausible dimensions");

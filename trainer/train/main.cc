@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <thread>
 
@@ -58,7 +59,7 @@ int Fail(const Error& e) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int Main(int argc, char** argv) {
   CLI::App app{
       "Train the Keras Fashion-MNIST MLP (784-128-10, dropout 0.2, Adam) bitwise reproducibly.\n"
       "Pipeline: IDX files -> per-epoch Philox shuffle -> micro-shards -> fixed-order gradient sum (Gloo) "
@@ -186,7 +187,8 @@ int main(int argc, char** argv) {
   if (!group.ok()) return Fail(group.error());
   // Spinning pays only when no rank waits for a core that a spinning peer holds.
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  const bool spin = busy_poll == "on" || (busy_poll == "auto" && trainer::LocalTasks(*cluster) * cfg.threads <= cpus);
+  const bool spin = busy_poll == "on" ||
+                    (busy_poll == "auto" && static_cast<long>(trainer::LocalTasks(*cluster)) * cfg.threads <= cpus);
   std::unique_ptr<trainer::Comm> comm;
   std::string why_not_shm;
   if ((*group)->size() == 1) {
@@ -259,4 +261,17 @@ int main(int argc, char** argv) {
     std::printf("weights %s\n", sum->digest.c_str());
   }
   return 0;
+}
+
+// An exception that escapes (a bug, or memory exhausted) is reported with exit 70, never
+// as std::terminate's abort.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", "trainer", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: internal error: an unknown exception\n", "trainer");
+  }
+  return 70;
 }

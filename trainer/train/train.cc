@@ -43,7 +43,7 @@ Eval Evaluate(const float* params, const Split& test, ThreadPool& pool) {
       const float* z = &logits[static_cast<size_t>(i) * MlpLayout::kOut];
       int best = 0;
       for (int k = 1; k < MlpLayout::kOut; ++k) best = z[k] > z[best] ? k : best;
-      correct[static_cast<size_t>(c)] += best == test.labels[static_cast<size_t>(first + i)];
+      correct[static_cast<size_t>(c)] += best == test.labels[static_cast<size_t>(first) + static_cast<size_t>(i)];
     }
     loss[static_cast<size_t>(c)] =
         cpu::softmax_xent(ws.dlogits.data(), logits.data(), &test.labels[first], n, MlpLayout::kOut, 0.0);
