@@ -69,7 +69,7 @@ deb=$(echo "$WORK"/pkg1/imgtool_*.deb)
 cmp "$deb" "$WORK/pkg2/${deb##*/}" || fail "two cpack runs gave different packages"
 when=$(git -C "$REPO" log -1 --format=%cd --date=format-local:'%Y-%m-%d %H:%M' 2>/dev/null) || when=""
 if [ -n "$when" ]; then
-  assert_contains "$(TZ=UTC dpkg-deb -c "$deb" | head -1)" "$when" "the package's times (the commit's)"
+  assert_contains "$(TZ=UTC dpkg-deb -c "$deb" | sed -n 1p)" "$when" "the package's times (the commit's)"
 fi
 depends=$(dpkg-deb -f "$deb" Depends)
 assert_contains "$depends" "libc6 (>=" "Depends from dpkg-shlibdeps"
