@@ -40,7 +40,7 @@ class TarballStore : public oci::BlobStore {
 
 class TarballRepository : public oci::Repository {
  public:
-  TarballRepository(std::shared_ptr<const SavedArchive> archive, std::string identity)
+  TarballRepository(const std::shared_ptr<const SavedArchive>& archive, std::string identity)
       : archive_(archive), store_(std::make_shared<TarballStore>(archive)), identity_(std::move(identity)) {}
   std::string name() const override { return archive_->name(); }
   std::string identity() const override { return identity_; }

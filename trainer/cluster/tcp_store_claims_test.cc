@@ -191,9 +191,9 @@ TEST(TcpStoreClaims, ASecondClaimOfARankIsRefusedNamingBoth) {
 // store may claim it, with its server's own key, whether the job has a token or not, and
 // whoever holds the job's token.
 TEST(TcpStoreClaims, OnlyTheServersProcessClaimsRankZero) {
-  for (JobTokenPtr job : {JobTokenPtr(), Token(kSecret)}) {
+  for (const JobTokenPtr& job : {JobTokenPtr(), Token(kSecret)}) {
     Store s(StoreAccess{3, job});
-    for (JobTokenPtr key : {JobTokenPtr(), job, Token(kOtherSecret)}) {
+    for (const JobTokenPtr& key : {JobTokenPtr(), job, Token(kOtherSecret)}) {
       auto outsider = s.Join(0, key);
       ASSERT_FALSE(outsider.ok());
       EXPECT_EQ(outsider.error().kind, ErrorKind::kDenied);

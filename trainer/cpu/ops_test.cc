@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace trainer::cpu {
@@ -46,7 +47,9 @@ TEST(OpsGradient, Linear) {
   std::mt19937 rng(1);
   // (8, 5) x (5, 16): the blocked forward; backward's blocked rows plus one plain row.
   // (3, 7) x (7, 10): the plain loops only.
-  for (auto [N, I, O] : {std::tuple{8, 5, 16}, std::tuple{3, 7, 10}}) {
+  for (auto shape : {std::tuple{8, 5, 16}, std::tuple{3, 7, 10}}) {
+    // Variables, not structured bindings: clang 14 cannot capture bindings in the lambdas.
+    const int N = std::get<0>(shape), I = std::get<1>(shape), O = std::get<2>(shape);
     auto in = Random(N * I, rng), w = Random(I * O, rng), b = Random(O, rng), r = Random(N * O, rng);
     std::vector<double> out(N * O), din(N * I), dw(I * O), db(O);
     auto loss = [&] {

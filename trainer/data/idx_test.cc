@@ -8,7 +8,7 @@
 namespace trainer {
 namespace {
 
-std::string Header(uint8_t type, std::vector<uint32_t> dims) {
+std::string Header(uint8_t type, const std::vector<uint32_t>& dims) {
   std::string s = {0, 0, static_cast<char>(type), static_cast<char>(dims.size())};
   for (uint32_t d : dims) {
     for (int k = 3; k >= 0; --k) s.push_back(static_cast<char>((d >> (8 * k)) & 0xff));
