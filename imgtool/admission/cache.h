@@ -94,9 +94,9 @@ class TtlCache {
            const std::shared_ptr<WorkLimit>& limit = nullptr)
       : s_(std::make_shared<State>()) {
     s_->ttl = ttl;
-    s_->clock = std::move(clock);
+    s_->clock = clock;
     s_->max_entries = max_entries;
-    s_->limit = std::move(limit);
+    s_->limit = limit;
   }
 
   // The shared value; nullopt when the key is not cached, not in flight, and the WorkLimit

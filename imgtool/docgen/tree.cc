@@ -7,7 +7,7 @@ namespace {
 // CLI11 hides an option or subcommand by giving it the empty group.
 bool Visible(const CLI::Option* o) { return !o->get_group().empty(); }
 
-void CollectVerbs(CLI::App& app, std::vector<std::string> words, std::vector<Verb>& out) {
+void CollectVerbs(CLI::App& app, const std::vector<std::string>& words, std::vector<Verb>& out) {
   auto subs = Subcommands(app);
   if (subs.empty() && !words.empty()) out.push_back({&app, words});
   for (CLI::App* sub : subs) {

@@ -195,8 +195,9 @@ Result<Node> OpenNodeAt(const std::shared_ptr<const BlobStore>& store, const Des
 
 }  // namespace
 
-Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d, std::optional<std::string> raw) {
-  return OpenNodeAt(std::move(store), d, std::move(raw), 1);
+Result<Node> OpenNode(const std::shared_ptr<const BlobStore>& store, const Descriptor& d,
+                      std::optional<std::string> raw) {
+  return OpenNodeAt(store, d, std::move(raw), 1);
 }
 
 Result<Node> ImageIndex::Child(const Descriptor& d) const {

@@ -155,7 +155,7 @@ class ImageIndex {
 // answered a tag with them); they are checked against `d` all the same. The manifest is
 // read as ManifestMediaType says. What it opens is a top node (an index at level 1):
 // the way down from an index is ImageIndex::Child.
-Result<Node> OpenNode(std::shared_ptr<const BlobStore> store, const Descriptor& d,
+Result<Node> OpenNode(const std::shared_ptr<const BlobStore>& store, const Descriptor& d,
                       std::optional<std::string> raw = std::nullopt);
 
 // "manifest", "index", "artifact" media types by their content when the descriptor's

@@ -51,15 +51,14 @@ struct Style {
 
 void AppendAscii(std::string& out, unsigned char c, const Style& style) {
   if (style.quote_and_backslash && (c == static_cast<unsigned char>(style.quote) || c == '\\')) out += '\\';
-  if ((c == '\n' || c == '\t') && style.keep_line_breaks) {
-    out += static_cast<char>(c);
-  } else if (c == '\n') {
+  const bool kept_break = (c == '\n' || c == '\t') && style.keep_line_breaks;
+  if (c == '\n' && !kept_break) {
     out += "\\n";
-  } else if (c == '\t') {
+  } else if (c == '\t' && !kept_break) {
     out += "\\t";
   } else if (c == '\r') {
     out += "\\r";
-  } else if (c < 0x20 || c == 0x7f) {
+  } else if ((c < 0x20 && !kept_break) || c == 0x7f) {
     AppendHexByte(out, c);
   } else {
     out += static_cast<char>(c);

@@ -46,8 +46,8 @@ enum class ConditionOp {
   kVersionAtLeast
 };
 
-// clang-tidy 14 reports the implicit special members as throwing; they only move and
-// destroy strings, vectors, a shared_ptr and nlohmann::json, none of which throws there.
+// clang-tidy 14 reports the implicit special members as throwing: it reads nlohmann::json's
+// destructor so; they only move and destroy strings, vectors, a shared_ptr and json.
 struct Condition {                  // NOLINT(bugprone-exception-escape)
   std::string pointer;              // as written, for reasons
   std::vector<std::string> tokens;  // decoded (~1 -> '/', ~0 -> '~')

@@ -278,11 +278,11 @@ std::string ExpandArgs(const std::string& text, const std::map<std::string, std:
       std::string value = set ? it->second : "";
       if (op.rfind(":-", 0) == 0) {
         out += set_nonempty ? value : op.substr(2);
-      } else if (op.rfind("-", 0) == 0) {
+      } else if (op.rfind('-', 0) == 0) {
         out += set ? value : op.substr(1);
       } else if (op.rfind(":+", 0) == 0) {
         out += set_nonempty ? op.substr(2) : "";
-      } else if (op.rfind("+", 0) == 0) {
+      } else if (op.rfind('+', 0) == 0) {
         out += set ? op.substr(1) : "";
       } else {
         out += value;

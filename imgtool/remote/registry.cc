@@ -37,7 +37,7 @@ TlsOptions TlsFromCertDir(const std::string& dir, bool verify) {
   while (dirent* e = ::readdir(d)) {
     // libcurl opens what it is given and would wait on a FIFO: regular files only.
     struct stat st {};
-    if (::stat((dir + "/" + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) names.push_back(e->d_name);
+    if (::stat((dir + "/" + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) names.emplace_back(e->d_name);
   }
   ::closedir(d);
   std::sort(names.begin(), names.end());
@@ -211,7 +211,7 @@ Result<std::optional<int64_t>> Registry::HeadBlob(const std::string& repo, const
 Result<RawManifest> Registry::GetManifest(const std::string& repo, const std::string& ref) {
   HttpRequest req;
   req.url = base_url() + "/v2/" + repo + "/manifests/" + ref;
-  req.headers.push_back(kManifestAccept);
+  req.headers.emplace_back(kManifestAccept);
   req.max_body = kMaxManifestBytes;
   std::string what = "manifest " + host_ + "/" + repo + ":" + ref;
   auto resp = Do(req, {RepoScope(repo, false)}, "fetching " + what);
@@ -231,7 +231,7 @@ Result<oci::Digest> Registry::ResolveDigest(const std::string& repo, const std::
   HttpRequest req;
   req.method = "HEAD";
   req.url = base_url() + "/v2/" + repo + "/manifests/" + tag;
-  req.headers.push_back(kManifestAccept);
+  req.headers.emplace_back(kManifestAccept);
   std::string what = "resolving " + host_ + "/" + repo + ":" + tag;
   auto resp = Do(req, {RepoScope(repo, false)}, what);
   if (!resp.ok()) return resp.error();
@@ -287,7 +287,7 @@ Result<std::optional<oci::Index>> Registry::Referrers(const std::string& repo, c
   HttpRequest req;
   req.url = base_url() + "/v2/" + repo + "/referrers/" + subject.str();
   if (!artifact_type.empty()) req.url += "?artifactType=" + UrlEncode(artifact_type);
-  req.headers.push_back("Accept: application/vnd.oci.image.index.v1+json");
+  req.headers.emplace_back("Accept: application/vnd.oci.image.index.v1+json");
   req.max_body = kMaxManifestBytes;
   std::string what = "listing referrers of " + host_ + "/" + repo + "@" + subject.Short();
   auto resp = Do(req, {RepoScope(repo, false)}, what);

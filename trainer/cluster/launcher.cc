@@ -154,7 +154,7 @@ std::optional<Result<ClusterConfig>> FromScheduler(const EnvLookup& env, const S
   if (env("OMPI_COMM_WORLD_RANK") || env("OMPI_COMM_WORLD_SIZE")) {
     auto c = OpenMpiCluster(env, so);
     if (c.ok() && SlurmPresent(env)) {
-      c->notes.push_back(
+      c->notes.emplace_back(
           "Open MPI inside a Slurm allocation: Slurm's SLURM_PROCID/SLURM_NTASKS describe mpirun's "
           "daemons, so OMPI_COMM_WORLD_* give the rank");
     }

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
@@ -104,7 +105,9 @@ TEST(Step, TreeSumIsTheSameForAnySplit) {
 TEST(Step, WeightGradTreeEqualsPerShardThenTreeSum) {
   std::mt19937 rng(9);
   ThreadPool pool(2);
-  for (auto [S, N, I, O] : {std::tuple{8, 8, 784, 128}, std::tuple{4, 3, 784, 128}, std::tuple{8, 2, 13, 10}}) {
+  for (auto shape : {std::tuple{8, 8, 784, 128}, std::tuple{4, 3, 784, 128}, std::tuple{8, 2, 13, 10}}) {
+    // Variables, not structured bindings: clang 14 cannot capture bindings in the lambda.
+    const int S = std::get<0>(shape), N = std::get<1>(shape), I = std::get<2>(shape), O = std::get<3>(shape);
     const size_t dstride = static_cast<size_t>(N) * O + 37;  // blocks need not be packed
     auto x = RandomFloats(static_cast<size_t>(S) * N * I, rng), dout = RandomFloats(S * dstride, rng);
     // Example j's row is stored at a scrambled place, as the dataset rows a permutation picks.
