@@ -14,13 +14,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "archive/layer.h"
+#include "oci/main_guard.h"
 
 namespace {
 
@@ -196,15 +196,6 @@ static int Main(int argc, char** argv) {
   return 0;
 }
 
-// An exception that escapes (a bug, or memory exhausted) is reported with exit 70, never
-// as std::terminate's abort.
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", "layer_bench", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "%s: internal error: an unknown exception\n", "layer_bench");
-  }
-  return 70;
+  return imgtool::RunGuarded("layer_bench", [&] { return Main(argc, argv); });
 }

@@ -1,7 +1,5 @@
 #include "cli/common.h"
 
-#include <cstdio>
-#include <exception>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -49,17 +47,6 @@ int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv) {
   }
   PrintWarningsOnce();
   return run ? run() : 2;
-}
-
-int RunGuarded(const char* program, const std::function<int()>& body) noexcept {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
-  } catch (...) {
-    std::fprintf(stderr, "%s: internal error: an unknown exception\n", program);
-  }
-  return 70;
 }
 
 int Fail(const Error& e) {

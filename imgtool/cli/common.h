@@ -18,9 +18,6 @@ using Action = std::function<int()>;
 
 // Parses argv and runs the selected verb: --help / --version exit 0, a usage error 2.
 int ParseAndRun(CLI::App& app, const Action& run, int argc, char** argv);
-// main's body: an exception that escapes it (a bug, or memory exhausted) is reported as
-// "<program>: internal error: <what>" with exit 70, never as std::terminate's abort.
-int RunGuarded(const char* program, const std::function<int()>& body) noexcept;
 // Prints "imgtool: error: <message>" to stderr and returns the category's exit code.
 int Fail(const Error& e);
 // Writes `prefix` + `line` and a newline to stderr in one piece, the line escaped

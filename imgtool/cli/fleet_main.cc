@@ -8,9 +8,10 @@
 // fleet_app.cc's. It has no `version` verb: its bytes must not depend on the commit
 // (tests/reproducible_binaries.sh builds it from a copy without git).
 #include "cli/apps.h"
+#include "oci/main_guard.h"
 
 int main(int argc, char** argv) {
-  return imgtool::cli::RunGuarded("imgtool", [&] {
+  return imgtool::RunGuarded("imgtool", [&] {
     imgtool::cli::Action run;
     auto app = imgtool::cli::MakeFleetApp(run);
     return imgtool::cli::ParseAndRun(*app, run, argc, argv);

@@ -2,9 +2,10 @@
 // is built in app.cc (which imgtool-docgen also walks), each verb lives in its cmd_*.cc;
 // the libraries do the work and never print.
 #include "cli/apps.h"
+#include "oci/main_guard.h"
 
 int main(int argc, char** argv) {
-  return imgtool::cli::RunGuarded("imgtool", [&] {
+  return imgtool::RunGuarded("imgtool", [&] {
     imgtool::cli::Action run;
     auto app = imgtool::cli::MakeApp(run);
     return imgtool::cli::ParseAndRun(*app, run, argc, argv);

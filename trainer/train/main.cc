@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <thread>
 
@@ -18,6 +17,7 @@
 #include "comm/comm.h"
 #include "comm/shm_comm.h"
 #include "data/dataset.h"
+#include "oci/main_guard.h"
 #include "train/shm_step.h"
 #include "train/step.h"
 #include "train/train.h"
@@ -263,15 +263,6 @@ static int Main(int argc, char** argv) {
   return 0;
 }
 
-// An exception that escapes (a bug, or memory exhausted) is reported with exit 70, never
-// as std::terminate's abort.
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: internal error: %s\n", "trainer", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "%s: internal error: an unknown exception\n", "trainer");
-  }
-  return 70;
+  return imgtool::RunGuarded("trainer", [&] { return Main(argc, argv); });
 }

@@ -1,11 +1,11 @@
-#include "cli/common.h"
+#include "oci/main_guard.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-namespace imgtool::cli {
+namespace imgtool {
 namespace {
 
 // main's guard: what escapes a verb is an internal error with exit 70, never an abort.
@@ -30,4 +30,4 @@ TEST(RunGuarded, AnyOtherThrowIsAnInternalErrorToo) {
 }
 
 }  // namespace
-}  // namespace imgtool::cli
+}  // namespace imgtool
