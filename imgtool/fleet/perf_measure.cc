@@ -73,6 +73,54 @@ Status ConnectRing(RingContext& ctx, trainer::TcpStoreClient& store, const Allre
   return Status::Ok();
 }
 
+// The timed iterations on a connected ring; Gloo's exceptions become errors here, so the
+// caller always reaches LeaveRing.
+Result<AllreduceResult> RunAllreduce(const std::shared_ptr<RingContext>& ctx, size_t count,
+                                     const AllreduceOptions& options) {
+  std::vector<float> buf(count);
+  const int rank = ctx->rank, size = ctx->size;
+  // Every rank holds rank+1: the sum n(n+1)/2 is exact in float for any job size we run.
+  const float expected = static_cast<float>(static_cast<double>(size) * (size + 1) / 2);
+  try {
+    std::shared_ptr<gloo::Context> base = ctx;
+    gloo::AllreduceRingChunked<float> allreduce(base, {buf.data()}, static_cast<int>(count));
+    double timed = 0;
+    for (int i = 0; i < options.warmup + options.iterations; ++i) {
+      std::fill(buf.begin(), buf.end(), static_cast<float>(rank + 1));
+      const auto t = Clock::now();
+      allreduce.run();
+      if (i >= options.warmup) timed += Since(t);
+      const size_t wrong =
+          static_cast<size_t>(std::count_if(buf.begin(), buf.end(), [&](float x) { return x != expected; }));
+      if (wrong != 0) {
+        return MakeError(ErrorKind::kIntegrity, "allreduce: " + std::to_string(wrong) + " of " + std::to_string(count) +
+                                                    " sums wrong (iteration " + std::to_string(i) + ")");
+      }
+    }
+    AllreduceResult r;
+    r.seconds = timed / options.iterations;
+    r.algbw_gbps = static_cast<double>(count * sizeof(float)) / r.seconds / 1e9;
+    r.busbw_gbps = r.algbw_gbps * 2.0 * (size - 1) / size;
+    return r;
+  } catch (const std::exception& e) {
+    return MakeError(ErrorKind::kTransport, std::string("allreduce over Gloo: ") + e.what());
+  }
+}
+
+std::string LeftKey(int rank) { return "perfleft/" + std::to_string(rank); }
+
+// A rank returns from its last allreduce as soon as its own sums are complete, while a
+// slower neighbour may still be reading the last chunk this rank sent: closing the pairs
+// then fails that neighbour with "Connection closed by peer" (seen on a loaded machine).
+// So each rank says it is leaving, whatever its outcome, and keeps its pairs open until
+// both neighbours have said so too (bounded by the timeout; a neighbour that died is
+// already an error on its own side).
+void LeaveRing(trainer::TcpStoreClient& store, int rank, int size, std::chrono::milliseconds timeout) {
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  if (!store.Set(LeftKey(rank), "left").ok()) return;
+  (void)store.Wait({LeftKey(left), LeftKey(right)}, timeout);
+}
+
 }  // namespace
 
 GemmResult TimeGemm(const GemmOptions& o) {
@@ -105,34 +153,17 @@ Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, 
   if (size < 2 || count == 0 || options.iterations < 1) {
     return MakeError(ErrorKind::kInvalidInput, "allreduce: needs 2+ ranks, some bytes and an iteration");
   }
-  std::vector<float> buf(count);
-  // Every rank holds rank+1: the sum n(n+1)/2 is exact in float for any job size we run.
-  const float expected = static_cast<float>(static_cast<double>(size) * (size + 1) / 2);
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = self_host;
     auto ctx = std::make_shared<RingContext>(rank, size, gloo::transport::tcp::CreateDevice(attr), options.timeout);
-    IMGTOOL_TRY(ConnectRing(*ctx, store, options));
-    std::shared_ptr<gloo::Context> base = ctx;
-    gloo::AllreduceRingChunked<float> allreduce(base, {buf.data()}, static_cast<int>(count));
-    double timed = 0;
-    for (int i = 0; i < options.warmup + options.iterations; ++i) {
-      std::fill(buf.begin(), buf.end(), static_cast<float>(rank + 1));
-      const auto t = Clock::now();
-      allreduce.run();
-      if (i >= options.warmup) timed += Since(t);
-      const size_t wrong =
-          static_cast<size_t>(std::count_if(buf.begin(), buf.end(), [&](float x) { return x != expected; }));
-      if (wrong != 0) {
-        return MakeError(ErrorKind::kIntegrity, "allreduce: " + std::to_string(wrong) + " of " + std::to_string(count) +
-                                                    " sums wrong (iteration " + std::to_string(i) + ")");
-      }
+    if (auto st = ConnectRing(*ctx, store, options); !st.ok()) {
+      (void)store.Set(LeftKey(rank), "left");  // so no neighbour waits on us in LeaveRing
+      return st.error();
     }
-    AllreduceResult r;
-    r.seconds = timed / options.iterations;
-    r.algbw_gbps = static_cast<double>(count * sizeof(float)) / r.seconds / 1e9;
-    r.busbw_gbps = r.algbw_gbps * 2.0 * (size - 1) / size;
-    return r;
+    auto result = RunAllreduce(ctx, count, options);
+    LeaveRing(store, rank, size, options.timeout);  // before ctx closes the pairs
+    return result;
   } catch (const std::exception& e) {
     return MakeError(ErrorKind::kTransport, std::string("allreduce over Gloo: ") + e.what());
   }

@@ -54,8 +54,9 @@ struct AllreduceResult {
 
 // Collective: every rank of `size` calls it with its store connection (claimed as `rank`)
 // and the address to bind Gloo to. Keys: "perfring/<rank>" (this rank's two Gloo pair
-// addresses). Errors: kTransport (Gloo could not connect or a peer failed), kIntegrity
-// (a wrong sum), the store's own.
+// addresses), "perfleft/<rank>" (done with the ring: its neighbours may close their
+// pairs). Errors: kTransport (Gloo could not connect or a peer failed), kIntegrity (a
+// wrong sum), the store's own.
 Result<AllreduceResult> TimeAllreduce(trainer::TcpStoreClient& store, int rank, int size, const std::string& self_host,
                                       const AllreduceOptions& options);
 

@@ -4,6 +4,7 @@
 //   perfturn/<rank>/prev   "first", "after <rank>" or "skip <why>"     the chief
 //   perfgemm/<rank>        "done": the next worker of its host may go   that rank
 //   perfring/<rank>        its Gloo ring addresses (perf_measure.cc)    that rank
+//   perfleft/<rank>        "left": done with the ring, pairs may close  that rank
 //   perf/<rank>            PerfRecordToWire                             that rank
 #include "fleet/perf_step.h"
 
