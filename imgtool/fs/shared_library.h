@@ -10,6 +10,8 @@
 // as a trampoline that resolves the real one here on its first call. The entry points
 // that create the library's first handle call Load() and return its error; a trampoline
 // reached without one throws LibraryLoadError (an internal error: a caller forgot Load).
+// A path instead of a soname loads that file: imgtool's admission server module
+// (admission/server_module.h).
 #pragma once
 
 #include <mutex>
