@@ -44,4 +44,47 @@ if(TARGET trainer_cuda)
   list(REMOVE_DUPLICATES cuda_dirs)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${cuda_dirs})
 endif()
+# libcurl and libarchive are loaded on first use (imgtool/fs/shared_library.h), not NEEDED,
+# so dpkg-shlibdeps cannot see them: each gets the Depends entry the package that ships
+# it declares in its shlibs file (what dpkg-shlibdeps reads for a NEEDED library without
+# a symbols file), e.g. "libcurl4 (>= 7.88.1)". Where dpkg is there but does not know the
+# library, configuring stops rather than ship a package without it.
+function(imgtool_dlopen_depends out)
+  set(entries "")
+  foreach(pair IN LISTS ARGN)
+    string(REPLACE "=" ";" pair "${pair}")
+    list(GET pair 0 soname)
+    list(GET pair 1 linked)  # the library the build finds (libcurl.so), beside the soname
+    get_filename_component(dir "${linked}" DIRECTORY)
+    file(REAL_PATH "${dir}/${soname}" real)
+    execute_process(COMMAND ${DPKG_QUERY} -S "${real}" OUTPUT_VARIABLE owner RESULT_VARIABLE rc ERROR_QUIET
+      OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "no Debian package owns ${real} (${soname}): the .deb's Depends needs it")
+    endif()
+    string(REGEX REPLACE ":[^:]*$" "" package "${owner}")  # "libcurl4:amd64: /usr/lib/..." -> libcurl4:amd64
+    execute_process(COMMAND ${DPKG_QUERY} --control-path "${package}" shlibs OUTPUT_VARIABLE shlibs_file
+      OUTPUT_STRIP_TRAILING_WHITESPACE)
+    string(REGEX MATCH "^lib(.+)\\.so\\.([0-9]+)$" _ "${soname}")
+    file(STRINGS "${shlibs_file}" line REGEX "^lib${CMAKE_MATCH_1} ${CMAKE_MATCH_2} ")
+    if(NOT line)
+      message(FATAL_ERROR "${shlibs_file}: no line for ${soname}")
+    endif()
+    string(REGEX MATCH "^[^ ]+ [^ ]+ (.+)$" _ "${line}")  # "libcurl 4 libcurl4 (>= 7.88.1)"
+    list(APPEND entries "${CMAKE_MATCH_1}")
+  endforeach()
+  list(JOIN entries ", " joined)
+  set(${out} "${joined}" PARENT_SCOPE)
+endfunction()
+find_program(DPKG_QUERY dpkg-query)
+if(CMAKE_CROSSCOMPILING)
+  # A cross build's package is not built (tests/CMakeLists.txt): its libraries are the sysroot's.
+elseif(NOT DPKG_QUERY)
+  message(WARNING "no dpkg-query: the .deb would not depend on libcurl and libarchive (not packaged here)")
+else()
+  set(archive_linked ${LIBARCHIVE_LINK_LIBRARIES})
+  list(FILTER archive_linked INCLUDE REGEX "libarchive")
+  imgtool_dlopen_depends(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl.so.4=${CURL_LIBRARY_RELEASE}"
+    "libarchive.so.13=${archive_linked}")
+endif()
 include(CPack)

@@ -11,6 +11,8 @@ set(exe_mode OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD
 set(file_mode OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 
 install(TARGETS imgtool imgtool-fleet RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} PERMISSIONS ${exe_mode})
+# imgtool's admission server, loaded by `admission serve` alone (imgtool/admission/server_module.h).
+install(TARGETS imgtool_admission_server LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/imgtool PERMISSIONS ${file_mode})
 if(TARGET trainer)
   install(TARGETS trainer RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/imgtool PERMISSIONS ${exe_mode})
 endif()

@@ -1,3 +1,5 @@
+// The HTTPS server (server.h) on cpp-httplib: built into the module imgtool-admission-server.so
+// (server_module.h), which imgtool loads only for `admission serve`.
 // CPPHTTPLIB_OPENSSL_SUPPORT comes from pkg-config cpp-httplib (CMakeLists.txt), as Debian built the library.
 #include "admission/server.h"
 
@@ -14,7 +16,6 @@
 
 #include "admission/conn_pool.h"
 #include "admission/conn_watchdog.h"
-#include "fs/safe_open.h"
 
 namespace imgtool::admission {
 
@@ -178,28 +179,8 @@ bool ListenUntilSignal(httplib::SSLServer& svr, const sigset_t& set, const std::
   return ok;
 }
 
-}  // namespace
-
-Status ParseListen(const std::string& text, ServerOptions& out) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) return MakeError(ErrorKind::kInvalidInput, "--listen '" + text + "': want HOST:PORT");
-  std::string host = text.substr(0, colon), port = text.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(port) > 65535) {
-    return MakeError(ErrorKind::kInvalidInput, "--listen '" + text + "': port '" + port + "' is not a number");
-  }
-  out.host = host.empty() ? "0.0.0.0" : host;
-  out.port = std::stoi(port);
-  return Status::Ok();
-}
-
-Status Serve(const ServerOptions& o, const Handler& handler, const std::function<void()>& on_listening) {
-  // httplib hands the paths to OpenSSL, whose open would wait forever on a FIFO.
-  for (const std::string* path : {&o.tls_cert, &o.tls_key}) {
-    auto fd = fs::OpenRegular(*path);
-    if (!fd.ok()) return fd.error();
-  }
+// Serve (server.h), in the module: the caller has checked that the paths are regular files.
+Status ServeHttps(const ServerOptions& o, const Handler& handler, const std::function<void()>& on_listening) {
   // Before any thread starts (the watchdog's first), so none of them takes the signal.
   sigset_t stop_signals = BlockStopSignals();
   // A std::function, not a lambda: Route's handlers keep a reference to it.
@@ -250,4 +231,13 @@ Status Serve(const ServerOptions& o, const Handler& handler, const std::function
   return Status::Ok();
 }
 
+}  // namespace
+
 }  // namespace imgtool::admission
+
+// The module's one visible symbol (server_module.h).
+extern "C" __attribute__((visibility("default"))) void imgtool_admission_serve(
+    const imgtool::admission::ServerOptions* options, const imgtool::admission::Handler* handler,
+    const std::function<void()>* on_listening, imgtool::Status* out) {
+  *out = imgtool::admission::ServeHttps(*options, *handler, *on_listening);
+}

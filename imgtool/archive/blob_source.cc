@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "archive/archive_library.h"
 #include "fs/safe_open.h"
 
 namespace imgtool::archive::internal {
@@ -43,6 +44,7 @@ Status OpenedBlob::Drain(const std::string& blob_path) {
 Result<OpenedBlob> OpenBlob(const ReaderFactory& open, const std::string& blob_path) {
   auto reader = open();
   if (!reader.ok()) return reader.error();
+  IMGTOOL_TRY(libarchive::Load());
   OpenedBlob out{std::make_unique<ReaderSource>(), ReadArchivePtr(archive_read_new())};
   out.source->reader = std::move(*reader);
   out.source->buf.resize(kReadBlock);

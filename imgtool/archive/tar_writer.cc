@@ -1,5 +1,7 @@
 #include "archive/tar_writer.h"
 
+#include "archive/archive_library.h"
+
 #include <cerrno>
 #include <utility>
 
@@ -14,6 +16,7 @@ TarWriter::~TarWriter() {
 
 Status TarWriter::Open(Output out) {
   out_ = std::move(out);
+  IMGTOOL_TRY(libarchive::Load());
   archive_.reset(archive_write_new());
   entry_.reset(archive_entry_new());
   if (!archive_ || !entry_) return MakeError(ErrorKind::kInternal, "tar: out of memory");

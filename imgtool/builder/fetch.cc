@@ -15,6 +15,7 @@
 #include "fs/safe_open.h"
 #include "oci/human_bytes.h"
 #include "ref/url.h"
+#include "remote/curl_library.h"
 #include "remote/stall_watch.h"
 
 namespace imgtool::build {
@@ -77,6 +78,7 @@ int OnProgress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_of
 }
 
 Status Get(const std::string& url, const remote::NetTimeouts& t, Download& d) {
+  IMGTOOL_TRY(remote::LoadCurl());
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   CURL* c = curl_easy_init();

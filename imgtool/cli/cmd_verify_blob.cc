@@ -81,7 +81,9 @@ Result<sigstore::VerifyPolicy> PolicyFrom(const VerifyBlobFlags& f) {
 Result<sigstore::Verified> VerifyBlob(const VerifyBlobFlags& f) {
   auto policy = PolicyFrom(f);
   if (!policy.ok()) return policy.error();
-  auto root = sigstore::LoadTrustedRoot(f.keyless.trusted_root);
+  // --key: the root's Fulcio chains and CT logs are not read (a certificate bundle is refused).
+  auto root = sigstore::LoadTrustedRoot(f.keyless.trusted_root,
+                                        f.key.empty() ? sigstore::RootUse::kAll : sigstore::RootUse::kKeyBased);
   if (!root.ok()) return root.error().Context("--trusted-root");
   auto text = fs::ReadSmallFile(f.bundle, sigstore::kMaxBundle);
   if (!text.ok()) return text.error().Context("--bundle");

@@ -7,7 +7,7 @@
 int main(int argc, char** argv) {
   return imgtool::RunGuarded("imgtool", [&] {
     imgtool::cli::Action run;
-    auto app = imgtool::cli::MakeApp(run);
+    auto app = imgtool::cli::MakeApp(run, argc > 1 ? argv[1] : "");
     return imgtool::cli::ParseAndRun(*app, run, argc, argv);
   });
 }

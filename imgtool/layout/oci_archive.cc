@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "archive/archive_library.h"
 #include "fs/dir_lock.h"
 #include "fs/safe_open.h"
 #include "layout/layout_reader.h"
@@ -160,6 +161,7 @@ Status WriteOciArchive(const std::string& dir, const std::string& archive_path) 
   if (!blobs.ok()) return blobs.error();
   fs::AtomicFile out;
   IMGTOOL_TRY(out.Open(archive_path));
+  IMGTOOL_TRY(libarchive::Load());
   std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());
   archive_write_set_bytes_in_last_block(a.get(), 1);
@@ -184,6 +186,7 @@ Status ExtractOciArchive(const std::string& archive_path, const std::string& des
   // The user names the archive: a FIFO there is refused, not waited on.
   auto fd = fs::OpenRegular(archive_path);
   if (!fd.ok()) return fd.error();
+  IMGTOOL_TRY(libarchive::Load());
   std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_all(a.get());

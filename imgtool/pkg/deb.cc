@@ -10,6 +10,8 @@
 
 #include "pkg/deb_internal.h"
 
+#include "archive/archive_library.h"
+
 namespace imgtool::pkg {
 
 namespace {
@@ -104,6 +106,7 @@ uint64_t InstalledSizeBytes(const DebPackage& deb) {
 }
 
 Result<DebPackage> Unpack(oci::Reader& in, const std::string& staging, const UnpackLimits& limits, bool allow_setuid) {
+  IMGTOOL_TRY(libarchive::Load());
   internal::ReadArchivePtr ar(archive_read_new());
   if (!ar) return MakeError(ErrorKind::kInternal, "archive_read_new failed");
   archive_read_support_format_ar(ar.get());

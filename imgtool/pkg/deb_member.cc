@@ -6,6 +6,8 @@
 
 #include "pkg/deb_internal.h"
 
+#include "archive/archive_library.h"
+
 namespace imgtool::pkg::internal {
 
 namespace {
@@ -28,6 +30,7 @@ Result<std::unique_ptr<MemberTar>> MemberTar::Open(struct archive* outer, const 
   m->outer_ = outer;
   m->member_ = member;
   m->buf_.resize(1 << 16);
+  IMGTOOL_TRY(libarchive::Load());
   m->inner_.reset(archive_read_new());
   if (!m->inner_) return MakeError(ErrorKind::kInternal, member + ": archive_read_new failed");
   struct archive* a = m->inner_.get();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 
+#include "archive/archive_library.h"
 #include "fs/atomic_file.h"
 #include "pkg/handles.h"
 #include "pkg/package.h"
@@ -114,6 +115,7 @@ Result<std::string> FindDistInfo(const std::map<std::string, Hashed>& files) {
 
 Result<WheelPackage> Unpack(oci::Reader& in, uint64_t size, const std::string& staging, const UnpackLimits& limits) {
   if (!in.CanReadAt()) return MakeError(ErrorKind::kInternal, "a wheel is read at offsets; this reader cannot");
+  IMGTOOL_TRY(libarchive::Load());
   internal::ReadArchivePtr zip(archive_read_new());
   if (!zip) return MakeError(ErrorKind::kInternal, "archive_read_new failed");
   archive_read_support_format_zip_seekable(zip.get());

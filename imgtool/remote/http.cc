@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "ref/url.h"
+#include "remote/curl_library.h"
 #include "remote/stall_watch.h"
 
 namespace imgtool::remote {
@@ -200,9 +201,12 @@ Result<NetTimeouts> NetTimeoutsFromEnv() {
 
 struct HttpClient::Impl {
   std::unique_ptr<CURL, CurlFree> curl;
+  Status loaded;  // LoadCurl's answer: why there is no handle
 };
 
 HttpClient::HttpClient() : impl_(std::make_unique<Impl>()) {
+  impl_->loaded = LoadCurl();
+  if (!impl_->loaded.ok()) return;
   GlobalInit();
   impl_->curl.reset(curl_easy_init());
 }
@@ -272,6 +276,7 @@ NetError NetFailure(CURL* c, CURLcode rc, const HttpRequest& req, const NetTimeo
 
 Result<HttpResponse> HttpClient::Send(const HttpRequest& req, NetError* net) {
   CURL* c = impl_->curl.get();
+  if (!impl_->loaded.ok()) return impl_->loaded.error();
   if (!c) return MakeError(ErrorKind::kInternal, "libcurl: cannot create a handle");
   curl_easy_reset(c);
   HttpResponse resp;

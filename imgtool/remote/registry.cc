@@ -140,6 +140,8 @@ Status Registry::Ping() {
     resp = http->Send(req, &net);
   }
   Release(std::move(http));
+  // No exchange happened (libcurl could not be loaded): that error as it is, exit 70.
+  if (!resp.ok() && net.curl_code == 0 && net.message.empty()) return resp.error().Context("registry " + host_);
   if (!resp.ok()) {
     std::string hint;
     if (net.tls_verify) hint = " (pass --cert-dir with the registry's ca.crt, or --tls-verify=false)";

@@ -65,6 +65,26 @@ TEST(TrustedRoot, PublicGoodAndStagingParse) {
   EXPECT_TRUE(FindLogs(root->tlogs, "nope").empty());
 }
 
+TEST(TrustedRoot, KeyBasedReadsTheLogsAndTimestampAuthoritiesAlone) {
+  auto text = Slurp(kFixtures / "trusted-roots/public-good/trusted_root.json");
+  auto all = ParseTrustedRoot(text, "pg");
+  auto keys = ParseTrustedRoot(text, "pg", RootUse::kKeyBased);
+  ASSERT_TRUE(all.ok() && keys.ok());
+  EXPECT_FALSE(all->certificate_authorities.empty());
+  EXPECT_FALSE(all->ctlogs.empty());
+  EXPECT_TRUE(keys->certificate_authorities.empty());
+  EXPECT_TRUE(keys->ctlogs.empty());
+  EXPECT_EQ(keys->tlogs.size(), all->tlogs.size());
+  EXPECT_EQ(keys->timestamp_authorities.size(), all->timestamp_authorities.size());
+  // The unread lists must still be lists; a bad CA is refused only where it is read.
+  const std::string head = R"({"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1",)";
+  EXPECT_FALSE(ParseTrustedRoot(head + R"("ctlogs":{}})", "r", RootUse::kKeyBased).ok());
+  const std::string bad_ca =
+      head + R"("certificateAuthorities":[{"certChain":{"certificates":[{"rawBytes":"AAAA"}]}}]})";
+  EXPECT_FALSE(ParseTrustedRoot(bad_ca, "r").ok());
+  EXPECT_TRUE(ParseTrustedRoot(bad_ca, "r", RootUse::kKeyBased).ok());
+}
+
 TEST(TrustedRoot, AMissingValidityStartIsRefused) {
   auto text = Slurp(kFixtures / "conformance/trust-root-tlog-missing-validity-start_fail/trusted_root.json");
   auto root = ParseTrustedRoot(text, "root");

@@ -99,7 +99,7 @@ Status ParseList(const Json& root, std::string_view key, const std::string& what
 
 }  // namespace
 
-Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what) {
+Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what, RootUse use) {
   auto doc = ParseObjectDocument(json, kMaxTrustedRoot, what);
   if (!doc.ok()) return doc.error();
   auto media_type = TextMember(*doc, "mediaType", what, true);
@@ -110,8 +110,15 @@ Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& w
   }
   TrustedRoot root;
   IMGTOOL_TRY(ParseList(*doc, "tlogs", what, ParseLog, &root.tlogs));
-  IMGTOOL_TRY(ParseList(*doc, "ctlogs", what, ParseLog, &root.ctlogs));
-  IMGTOOL_TRY(ParseList(*doc, "certificateAuthorities", what, ParseAuthority, &root.certificate_authorities));
+  if (use == RootUse::kAll) {
+    IMGTOOL_TRY(ParseList(*doc, "ctlogs", what, ParseLog, &root.ctlogs));
+    IMGTOOL_TRY(ParseList(*doc, "certificateAuthorities", what, ParseAuthority, &root.certificate_authorities));
+  } else {
+    for (const char* unread : {"ctlogs", "certificateAuthorities"}) {
+      auto list = ArrayMember(*doc, unread, what, kMaxEntries);
+      if (!list.ok()) return list.error();
+    }
+  }
   IMGTOOL_TRY(ParseList(*doc, "timestampAuthorities", what, ParseAuthority, &root.timestamp_authorities));
   return root;
 }

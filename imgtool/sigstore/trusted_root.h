@@ -39,10 +39,17 @@ struct TrustedRoot {
 // A trusted root larger than this is refused before it is parsed.
 inline constexpr size_t kMaxTrustedRoot = 4 << 20;
 
-Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what);
+// What a verification reads of a root: all of it (keyless), or for a key-based bundle
+// (verify-blob --key) its transparency logs and timestamp authorities alone. kKeyBased
+// leaves certificate_authorities and ctlogs empty: their entries (Fulcio chains, CT log
+// keys) are checked to be lists but not decoded, which for the public-good root was
+// ~0.4 ms of OpenSSL decoding in every verify-blob --key process (bench/startup).
+enum class RootUse { kAll, kKeyBased };
+
+Result<TrustedRoot> ParseTrustedRoot(std::string_view json, const std::string& what, RootUse use = RootUse::kAll);
 // A trusted_root.json file (read as a user-named file: no FIFO, bounded); "" is the
 // Sigstore public-good root built into imgtool (public_good_root.h).
-Result<TrustedRoot> LoadTrustedRoot(const std::string& path);
+Result<TrustedRoot> LoadTrustedRoot(const std::string& path, RootUse use = RootUse::kAll);
 // Logs whose log_id is `log_id` (a log appears once per key period).
 std::vector<const LogKey*> FindLogs(const std::vector<LogKey>& logs, std::string_view log_id);
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "archive/archive_library.h"
 #include "oci/quote.h"
 
 namespace imgtool::tarball {
@@ -116,6 +117,7 @@ Result<TarIndex> TarIndex::Read(int fd, uint64_t file_size, const std::string& n
   TarIndex index;
   index.name_ = name;
   if (::lseek(fd, 0, SEEK_SET) != 0) return MakeError(ErrorKind::kInternal, name + ": cannot seek");
+  IMGTOOL_TRY(libarchive::Load());
   std::unique_ptr<struct archive, ReadFree> a(archive_read_new());
   archive_read_support_format_tar(a.get());  // ustar, pax and GNU; no filters: the caller inflated it
   if (archive_read_open_fd(a.get(), fd, kBlock) != ARCHIVE_OK) {

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "archive/archive_library.h"
 #include "archive/inflate_reader.h"
 #include "fs/safe_open.h"
 #include "oci/canonical_json.h"
@@ -40,6 +41,7 @@ class TarOut {
  public:
   Status Open(const std::string& path) {
     IMGTOOL_TRY(out_.Open(path));
+    IMGTOOL_TRY(libarchive::Load());
     a_.reset(archive_write_new());
     archive_write_set_format_pax_restricted(a_.get());
     archive_write_set_bytes_in_last_block(a_.get(), 1);
