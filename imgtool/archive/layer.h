@@ -82,6 +82,10 @@ struct LayerOptions {
   // kDefaultMaxThreads (each costs ~2 MiB of chunk buffers for gzip). Never changes a byte.
   int threads = 0;
   static constexpr int kDefaultMaxThreads = 16;
+  // Write the blob with O_DIRECT where the filesystem allows it (fs::AtomicFile::
+  // WriteDirect): no copy into the page cache, little left for the commit's fsync; a
+  // reader right after then reads it from the disk. Never changes a byte.
+  bool direct_write = true;
   // Called now and then with bytes of file content written so far and the total.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };

@@ -1,14 +1,17 @@
-// The stages of WriteLayer after the tar stream exists, each on its own thread and
-// joined by BufferPipes:
+// The stages of WriteLayer, each on its own thread and joined by BufferPipes:
 //
-//   producer (caller's thread)  --pipe1-->  compress stage  --pipe2-->  write stage
-//   files -> tar, sha256 = diff_id          gzip / zstd                 sha256 = digest,
-//                                                                       blob file
+//   producer (caller's thread)    tar pipe   hash stage: sha256 of the tar = diff_id,
+//   files -> tar bytes, read     ---+----->  sha256 of each file's bytes (its spans)
+//   straight into pipe buffers      |
+//                                   +----->  compress stage  --blob pipe-->  write stage
+//                                            gzip / zstd                     sha256 = digest,
+//                                                                            blob file
 //
-// Why three threads on two cores: measured on the 2.6 GB CUDA layer, the write() of the
-// blob costs as much kernel time as hashing it, and with hashing + writing next to the
-// compressor that thread was the bottleneck while the producer idled half the time.
-// Separate stages let the scheduler spread the work over both cores.
+// The tar pipe fans out: the hash and compress stages read the same buffers at the same
+// time, so the producer only reads and frames (the three sha256 passes were ~20 % of the
+// CPU, two of them on the producer, which made it the serial part of the pipeline).
+// The write stage has its own thread because writing the blob costs as much kernel
+// time as hashing it; with O_DIRECT (fs::AtomicFile::WriteDirect) much less.
 //
 // Every stage records only its own failure; seeing a pipe cancelled is not one. The
 // caller reports the most downstream failure first, since it is the cause of the rest.
@@ -18,21 +21,24 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "archive/buffer_pipe.h"
 #include "archive/compress.h"
+#include "archive/layer.h"
 #include "fs/atomic_file.h"
 #include "oci/digest.h"
 #include "oci/result.h"
 
 namespace imgtool::archive::internal {
 
-// Packs a byte stream into a pipe's buffers, optionally hashing each full buffer. The
-// consumer therefore always sees whole buffers (the last one aside), however the bytes
-// arrived: this keeps compressor input, hence output, independent of write sizes.
+// Packs a byte stream into a pipe's buffers. The consumers therefore always see whole
+// buffers (the last one aside), however the bytes arrived: this keeps compressor input,
+// hence output, independent of write sizes. Bytes appended between BeginItem and
+// EndItem are recorded as that item's spans (the hash stage digests each file from them).
 class PipeWriter : public ByteSink {
  public:
-  PipeWriter(BufferPipe& pipe, bool hash) : pipe_(pipe), hash_(hash) {}
+  explicit PipeWriter(BufferPipe& pipe) : pipe_(pipe) {}
 
   bool Append(const void* data, size_t len);
   Status Write(const uint8_t* data, size_t len) override;
@@ -41,30 +47,57 @@ class PipeWriter : public ByteSink {
   // them. The producer reads files this way, saving a copy of every byte. Empty once the
   // pipe is cancelled.
   std::span<uint8_t> Room();
+  void BeginItem(uint32_t item) { item_ = item, in_item_ = true; }
+  // Marks the item's end (a span of size 0, flagged last); false once cancelled.
+  bool EndItem();
   // Sends the last, partial buffer and closes the pipe.
   void Finish();
 
   uint64_t bytes() const { return bytes_; }
-  oci::Digest digest() { return sha_.Finish(); }
 
  private:
   void Push();
+  void Note(size_t offset, size_t len);
 
   BufferPipe& pipe_;
-  bool hash_;
   BufferPipe::Buffer* cur_ = nullptr;
-  oci::Sha256 sha_;
   uint64_t bytes_ = 0;
+  uint32_t item_ = 0;
+  bool in_item_ = false;
+};
+
+// Reads the tar pipe as one of its consumers: the diff_id (when `diff_id`) and the
+// sha256 of every file, checked against Entry::expect_sha256. Cancels the pipe on a
+// mismatch (kIntegrity naming the source and both digests).
+class HashStage {
+ public:
+  HashStage(const std::vector<Entry>& entries, std::vector<oci::Digest>& file_digests, bool diff_id)
+      : entries_(entries), file_digests_(file_digests), diff_id_(diff_id) {}
+  void Run(BufferPipe& in, int consumer);
+
+  const Status& status() const { return status_; }
+  oci::Digest digest() { return sha_.Finish(); }
+
+ private:
+  Status EndFile(uint32_t item);
+
+  const std::vector<Entry>& entries_;
+  std::vector<oci::Digest>& file_digests_;
+  bool diff_id_;
+  oci::Sha256 sha_;
+  oci::Sha256 file_;
+  Status status_;
 };
 
 // pipe `in` -> compressor (whose sink feeds `out`). Cancels both pipes on any failure.
-void RunCompressStage(BufferPipe& in, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out, Status* result);
+void RunCompressStage(BufferPipe& in, int consumer, Compressor& compressor, PipeWriter& out_writer, BufferPipe& out,
+                      Status* result);
 
 // pipe `in` -> sha256 -> file. Cancels `in` on failure.
 class WriteStage {
  public:
   explicit WriteStage(fs::AtomicFile& file) : file_(file) {}
-  void Run(BufferPipe& in);
+  void Run(BufferPipe& in, int consumer);
 
   const Status& status() const { return status_; }
   uint64_t bytes() const { return bytes_; }

@@ -1,13 +1,14 @@
 // WriteLayer: entries -> tar -> compressed blob in one streaming pass.
 //
-//   caller's thread (producer)           compress thread          write thread
-//   read file, 1 MiB at a time           gzip: ISA-L              sha256 = digest
-//   sha256 -> file_digests        pipe1  zstd: 2 libzstd   pipe2  write the blob
-//   libarchive -> tar bytes      ------> workers          ------>
-//   sha256 of each buffer = diff_id
+//   caller's thread (producer)      tar pipe    hash thread: sha256 = diff_id, file digests
+//   read file, 1 MiB at a time    ----+------>
+//   libarchive -> tar bytes           +------>  compress thread  --blob pipe-->  write thread
+//                                               gzip: N encoders                 sha256 = digest
+//                                               zstd: N workers                  blob (O_DIRECT)
 //
-// Memory is the pipes (8 + 4 buffers of 1 MiB) plus the compressor's state, whatever
-// the layer size. layer_pipeline.h explains the split; README.md has the measurements.
+// Memory is the pipes (kTarBuffers + kBlobBuffers of 1 MiB) plus the compressor's
+// state, whatever the layer size. layer_pipeline.h explains the split; README.md has the
+// measurements.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,7 +39,7 @@ using internal::PipeWriter;
 // The compressor is fed whole pipe buffers, so this size is part of what fixes the gzip
 // output bytes: changing it changes layer digests.
 constexpr size_t kPipeBufferSize = 1 << 20;
-constexpr size_t kTarBuffers = 8;
+constexpr size_t kTarBuffers = 12;
 constexpr size_t kBlobBuffers = 4;
 constexpr size_t kReadChunk = 1 << 20;
 constexpr uint64_t kProgressStep = 64ull << 20;
@@ -72,16 +73,17 @@ Error Errno(const std::string& what) {
   return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, what + ": " + std::strerror(e));
 }
 
-// Streams one file's content into the tar, hashing it; the header already promised
-// `e.size` bytes, so any other count means the file changed under us. The file is read
-// straight into the pipe buffer where libarchive would copy it (see PipeWriter::Room).
-Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe, oci::Digest* digest,
-                  Progress& progress) {
+// Streams one file's content into the tar; the header already promised `e.size` bytes,
+// so any other count means the file changed under us. The file is read straight into
+// the pipe buffer where libarchive would copy it (see PipeWriter::Room); its bytes are
+// tagged as item `index`, which the hash stage digests (and checks against
+// e.expect_sha256) off this thread.
+Status StreamFile(const Entry& e, uint32_t index, internal::TarWriter& tar, PipeWriter& to_pipe, Progress& progress) {
   auto opened = OpenSource(e);
   if (!opened.ok()) return opened.error();
   const fs::UniqueFd& fd = *opened;
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  oci::Sha256 hash;
+  to_pipe.BeginItem(index);
   uint64_t got = 0;
   for (;;) {
     std::span<uint8_t> room = to_pipe.Room();
@@ -93,7 +95,6 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
     // Bytes past e.size (a file that grew) are counted, never committed to the tar.
     uint64_t keep = got < e.size ? std::min<uint64_t>(static_cast<uint64_t>(n), e.size - got) : 0;
     if (keep > 0) {
-      hash.Update(room.data(), keep);
       IMGTOOL_TRY(tar.WriteData(room.data(), keep));
       progress.Add(keep);
     }
@@ -103,12 +104,7 @@ Status StreamFile(const Entry& e, internal::TarWriter& tar, PipeWriter& to_pipe,
     return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (expected " + std::to_string(e.size) +
                                                 " bytes, read " + std::to_string(got) + ")");
   }
-  *digest = hash.Finish();
-  if (!e.expect_sha256.empty() && *digest != e.expect_sha256) {
-    return MakeError(ErrorKind::kIntegrity, e.source + ": changed while building (its content was " +
-                                                e.expect_sha256.str() + " when checked, the bytes read are " +
-                                                digest->str() + ")");
-  }
+  if (!to_pipe.EndItem()) return MakeError(ErrorKind::kInternal, "layer pipeline stopped");
   return Status::Ok();
 }
 
@@ -136,7 +132,7 @@ Status Produce(const std::vector<Entry>& entries, const LayerOptions& options, P
     IMGTOOL_TRY(tar.WriteHeader(e, internal::ContentSize(e), options.mtime));
     if (e.type != EntryType::kFile) continue;
     if (!e.source.empty()) {
-      IMGTOOL_TRY(StreamFile(e, tar, to_pipe, &digests[i], progress));
+      IMGTOOL_TRY(StreamFile(e, static_cast<uint32_t>(i), tar, to_pipe, progress));
       continue;
     }
     if (!e.content.empty()) IMGTOOL_TRY(tar.WriteData(e.content.data(), e.content.size()));
@@ -155,13 +151,13 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   uint64_t total = 0;
   for (const Entry& e : entries) total += internal::ContentSize(e);
 
-  // Uncompressed: the blob is the tar, so the write stage reads pipe1 directly and its
-  // hash is both digest and diff_id.
+  // The tar pipe's consumers: the hash stage (0) and the compress stage (1), or for an
+  // uncompressed layer the write stage (1), whose hash is then both digest and diff_id.
   const bool plain = options.compression == Compression::kNone;
-  BufferPipe tar_pipe(kTarBuffers, kPipeBufferSize);
+  BufferPipe tar_pipe(kTarBuffers, kPipeBufferSize, 2);
   BufferPipe blob_pipe(plain ? 0 : kBlobBuffers, kPipeBufferSize);
-  PipeWriter tar_writer(tar_pipe, !plain);
-  PipeWriter blob_writer(blob_pipe, false);
+  PipeWriter tar_writer(tar_pipe);
+  PipeWriter blob_writer(blob_pipe);
   std::unique_ptr<internal::Compressor> compressor;
   if (!plain) {
     auto c = internal::NewCompressor(
@@ -173,12 +169,15 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
 
   WrittenLayer layer;
   layer.file_digests.resize(entries.size());
+  if (options.direct_write) out.WriteDirect();
+  internal::HashStage hash_stage(entries, layer.file_digests, !plain);
   internal::WriteStage write_stage(out);
   Status compressed;
-  std::thread writer([&] { write_stage.Run(plain ? tar_pipe : blob_pipe); });
+  std::thread hasher([&] { hash_stage.Run(tar_pipe, 0); });
+  std::thread writer([&] { plain ? write_stage.Run(tar_pipe, 1) : write_stage.Run(blob_pipe, 0); });
   std::thread compress;
   if (!plain) {
-    compress = std::thread([&] { RunCompressStage(tar_pipe, *compressor, blob_writer, blob_pipe, &compressed); });
+    compress = std::thread([&] { RunCompressStage(tar_pipe, 1, *compressor, blob_writer, blob_pipe, &compressed); });
   }
   Progress progress(options, total);
   Status produced = Produce(entries, options, tar_writer, layer.file_digests, progress);
@@ -189,13 +188,15 @@ Result<WrittenLayer> WriteLayer(const std::vector<Entry>& entries, const LayerOp
   }
   if (compress.joinable()) compress.join();
   writer.join();
+  hasher.join();
   if (!write_stage.status().ok()) return write_stage.status().error();
   if (!compressed.ok()) return compressed.error();
+  if (!hash_stage.status().ok()) return hash_stage.status().error();
   if (!produced.ok()) return produced.error();
 
   layer.digest = write_stage.digest();
   layer.size = write_stage.bytes();
-  layer.diff_id = plain ? layer.digest : tar_writer.digest();
+  layer.diff_id = plain ? layer.digest : hash_stage.digest();
   layer.uncompressed_size = tar_writer.bytes();
   layer.media_type = LayerMediaType(options.compression);
   return layer;

@@ -187,6 +187,46 @@ TEST(WriteLayer, FileDigestsAreIndexAligned) {
   }
 }
 
+// File digests come from the hash stage, which reads each file from its spans of the
+// tar pipe's buffers: a file cut by buffer edges, empty files, a run of small files
+// sharing a buffer, inline content between them. Also: O_DIRECT or not, the same blob.
+TEST(WriteLayer, FileDigestsAcrossBufferEdgesAndTheSameBlobWithoutODirect) {
+  ScratchDir dir;
+  std::vector<Entry> entries;
+  entries.push_back(FromFile("a-big", dir.Put("big", NoiseBytes((3 << 20) + 777, 11))));
+  entries.push_back(FromFile("b-empty", dir.Put("empty", "")));
+  for (int i = 0; i < 300; ++i) {
+    std::string name = "c" + std::to_string(1000 + i);
+    entries.push_back(FromFile(name, dir.Put(name, NoiseBytes(size_t(i) * 97 % 5000, uint32_t(i)))));
+  }
+  Entry inline_file;
+  inline_file.path = "d-inline";
+  inline_file.content = "generated";
+  entries.push_back(inline_file);
+  entries.push_back(FromFile("e-odd", dir.Put("odd", NoiseBytes((1 << 20) - 5, 12))));
+  for (Compression c : {Compression::kGzip, Compression::kZstd, Compression::kNone}) {
+    auto layer = WriteBlob(dir / "blob", entries, c);
+    ASSERT_TRUE(layer.ok()) << layer.error().message;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      std::string bytes = e.source.empty() ? e.content : ReadAll(e.source);
+      EXPECT_EQ(layer->file_digests[i], oci::Digest::Of(bytes)) << e.path;
+    }
+    std::string blob = ReadAll(dir / "blob");
+    EXPECT_EQ(oci::Digest::Of(blob), layer->digest);
+    fs::AtomicFile out;
+    ASSERT_TRUE(out.Open(dir / "buffered").ok());
+    LayerOptions options;
+    options.compression = c;
+    options.mtime = 1700000000;
+    options.direct_write = false;
+    auto again = WriteLayer(entries, options, out);
+    ASSERT_TRUE(again.ok() && out.Commit().ok());
+    EXPECT_EQ(ReadAll(dir / "buffered"), blob);
+    EXPECT_EQ(again->file_digests, layer->file_digests);
+  }
+}
+
 TEST(WriteLayer, EmptyLayerIsTwoZeroBlocks) {
   ScratchDir dir;
   auto layer = WriteBlob(dir / "blob", {}, Compression::kNone);

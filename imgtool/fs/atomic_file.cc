@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -58,11 +59,59 @@ Status AtomicFile::Open(const std::string& final_path, unsigned mode) {
     return e;
   }
   written_ = 0;
+  direct_ = false;
+  return Status::Ok();
+}
+
+bool AtomicFile::WriteDirect() {
+  // The file offset must be aligned too: only from an aligned point on.
+  if (fd_ >= 0 && written_ % kDirectAlignment == 0) SetDirect(true);
+  return direct_;
+}
+
+void AtomicFile::SetDirect(bool on) {
+  int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0) return;
+  flags = on ? (flags | O_DIRECT) : (flags & ~O_DIRECT);
+  if (::fcntl(fd_, F_SETFL, flags) == 0) direct_ = on;
+}
+
+// One O_DIRECT write; EINVAL (a filesystem or device that wants another alignment, or
+// none at all) turns O_DIRECT off and writes buffered instead.
+Status AtomicFile::WriteDirectly(const char* p, size_t len) {
+  while (len > 0) {
+    ssize_t n = ::write(fd_, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINVAL) {
+      SetDirect(false);
+      if (direct_) {
+        errno = EINVAL;
+        return Errno("writing " + temp_path_);
+      }
+      return Write(p, len);
+    }
+    if (n < 0) return Errno("writing " + temp_path_);
+    p += n;
+    len -= static_cast<size_t>(n);
+    written_ += static_cast<uint64_t>(n);
+    // A short direct write leaves an unaligned rest: finish it buffered.
+    if (len > 0 && (len % kDirectAlignment != 0 || n % static_cast<ssize_t>(kDirectAlignment) != 0)) {
+      SetDirect(false);
+      return Write(p, len);
+    }
+  }
   return Status::Ok();
 }
 
 Status AtomicFile::Write(const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
+  if (direct_) {
+    if (reinterpret_cast<uintptr_t>(p) % kDirectAlignment == 0 && len % kDirectAlignment == 0) {
+      return WriteDirectly(p, len);
+    }
+    SetDirect(false);
+    if (direct_) return MakeError(ErrorKind::kInternal, "writing " + temp_path_ + ": cannot leave O_DIRECT");
+  }
   while (len > 0) {
     ssize_t n = ::write(fd_, p, len);
     if (n < 0) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace imgtool::fs {
 
@@ -94,6 +95,39 @@ TEST(AtomicFile, ReadBackReadsTheFileWrittenNotItsName) {
   std::string got;
   ASSERT_TRUE(ReadExactly(back->get(), &got, 12));
   EXPECT_EQ(got, "pinned bytes");
+}
+
+// O_DIRECT lasts while writes are aligned; an unaligned one (the tail) or an unaligned
+// start turns it off, and the file holds exactly the bytes written either way.
+TEST(AtomicFile, WriteDirectKeepsTheBytesWhateverTheAlignment) {
+  auto dir = TempDir::Create("fs-test-");
+  ASSERT_TRUE(dir.ok());
+  const size_t a = AtomicFile::kDirectAlignment;
+  auto* block = static_cast<char*>(std::aligned_alloc(a, 4 * a));
+  for (size_t i = 0; i < 4 * a; ++i) block[i] = static_cast<char>(i * 7 + i / 251);
+  std::string expect(block, 4 * a);
+  expect += std::string(block + 1, 100);
+  expect += std::string(block, a);
+  {
+    AtomicFile f;
+    ASSERT_TRUE(f.Open(dir->path() + "/d").ok());
+    f.WriteDirect();  // on where the filesystem allows it (not every /tmp does)
+    ASSERT_TRUE(f.Write(block, 4 * a).ok());
+    ASSERT_TRUE(f.Write(block + 1, 100).ok());  // unaligned: buffered from here on
+    ASSERT_TRUE(f.Write(block, a).ok());
+    ASSERT_TRUE(f.Commit().ok());
+  }
+  EXPECT_EQ(*ReadSmallFile(dir->path() + "/d"), expect);
+  {
+    AtomicFile f;
+    ASSERT_TRUE(f.Open(dir->path() + "/e").ok());
+    ASSERT_TRUE(f.Write(block, 3).ok());
+    EXPECT_FALSE(f.WriteDirect());  // the file offset is not aligned
+    ASSERT_TRUE(f.Write(block, a).ok());
+    ASSERT_TRUE(f.Commit().ok());
+  }
+  EXPECT_EQ(*ReadSmallFile(dir->path() + "/e"), std::string(block, 3) + std::string(block, a));
+  std::free(block);
 }
 
 TEST(ReadSmallFile, RefusesLargeFilesAndNamesMissingOnes) {
