@@ -5,16 +5,67 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "fs/atomic_file.h"
 #include "oci/canonical_json.h"
-#include "remote/hashing_body.h"
 #include "remote/registry_error.h"
 #include "remote/response.h"
 
 namespace imgtool::remote {
 
 namespace {
+
+// Hashes the body's bytes in order as the upload reads them (ranges sent again after a
+// reset are hashed once), so the final PUT can wait until they are known to match.
+class HashingBody : public oci::Reader {
+ public:
+  explicit HashingBody(oci::Reader& inner) : inner_(inner) {}
+  Result<size_t> Read(void*, size_t) override { return MakeError(ErrorKind::kInternal, "sequential read"); }
+  bool CanReadAt() const override { return true; }
+  Result<size_t> ReadAt(uint64_t offset, void* buf, size_t n) override {
+    auto got = inner_.ReadAt(offset, buf, n);
+    if (!got.ok()) return got;
+    if (offset <= hashed_ && offset + *got > hashed_) {
+      uint64_t skip = hashed_ - offset;
+      hash_.Update(static_cast<const char*>(buf) + skip, *got - skip);
+      hashed_ = offset + *got;
+    }
+    return got;
+  }
+  // Hashes [hashed, upto) from the source without sending it (the registry has it).
+  Status CatchUp(uint64_t upto) {
+    std::vector<char> buf(1 << 20);
+    while (hashed_ < upto) {
+      auto got = ReadAt(hashed_, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), upto - hashed_)));
+      if (!got.ok()) return got.error();
+      if (*got == 0) break;
+    }
+    return Status::Ok();
+  }
+  // Ok when exactly [0, size) was hashed, nothing lies beyond it, and it hashes to `d`.
+  Status Check(const oci::Descriptor& d, const std::string& what) {
+    IMGTOOL_TRY(CatchUp(static_cast<uint64_t>(d.size)));
+    char extra;
+    auto beyond = inner_.ReadAt(static_cast<uint64_t>(d.size), &extra, 1);
+    if (!beyond.ok()) return beyond.error();
+    if (hashed_ != static_cast<uint64_t>(d.size) || *beyond != 0) {
+      return MakeError(ErrorKind::kIntegrity, what + ": the source holds " + (*beyond ? "more" : "fewer") +
+                                                  " than the " + std::to_string(d.size) +
+                                                  " bytes its descriptor names; not committed");
+    }
+    oci::Digest got = hash_.Finish();
+    if (got != d.digest) {
+      return MakeError(ErrorKind::kIntegrity, what + ": content hashes to " + got.str() + "; not committed");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  oci::Reader& inner_;
+  oci::Sha256 hash_;
+  uint64_t hashed_ = 0;
+};
 
 std::string Absolute(const Registry& reg, const std::string& location) {
   return AbsoluteLocation(reg.base_url(), location);
@@ -181,7 +232,7 @@ Result<UploadOutcome> UploadBlob(Registry& reg, const std::string& repo, const o
                                  const std::function<void(uint64_t done)>& progress) {
   const std::string what = "pushing blob " + desc.digest.str();
   const uint64_t size = static_cast<uint64_t>(desc.size);
-  HashingBody body(source, size);
+  HashingBody body(source);
   if (size <= opts.monolithic_max) return UploadWhole(reg, repo, desc, body, what, progress);
 
   UploadOutcome out;

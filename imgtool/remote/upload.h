@@ -4,10 +4,10 @@
 // rerun after a kill or a reset asks the registry where the upload stands (GET on the
 // session) and continues from there.
 //
-// The bytes are hashed as they are sent, on a thread beside the sender (HashingBody; a
-// resumed upload first hashes what the registry already has, from the source), and the
-// final PUT that commits the blob is sent only when they match the descriptor's size
-// and sha256: a source that lies is refused here, not left to the registry.
+// The bytes are hashed as they are sent (a resumed upload first hashes what the
+// registry already has, from the source), and the final PUT that commits the blob is
+// sent only when they match the descriptor's size and sha256: a source that lies is
+// refused here, not left to the registry.
 #pragma once
 
 #include <cstdint>
