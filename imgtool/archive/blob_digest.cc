@@ -23,7 +23,7 @@ namespace imgtool::archive {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
-// A layer goes on as a pipeline once this much is read: the threads and 8 MiB of pipes
+// A layer goes on as a pipeline once this much is read: the threads and 4 MiB of pipes
 // are not worth their start for the small blobs of an image.
 constexpr uint64_t kPipelineAfter = 2 << 20;
 

@@ -3,7 +3,7 @@
 // the slowest of the three (ISA-L ~0.9 GB/s out, SHA-256 ~1.7 GB/s here), so on two
 // cores the pipeline runs at the inflater's pace instead of the sum of all three.
 //
-// Memory is two BufferPipes of kPipeBuffers x 1 MiB, whatever the layer's size. Errors
+// Memory is two BufferPipes of kPipeBuffers x 256 KiB, whatever the layer's size. Errors
 // come back in stream order, as the one-thread loop meets them: a decoding error in bytes
 // read before a failed read wins over that read's error; a failed stage cancels both pipes,
 // so no thread waits on another that stopped.
@@ -21,8 +21,8 @@
 
 namespace imgtool::archive::internal {
 
-constexpr size_t kPipeBuffers = 4;
-constexpr size_t kPipeBufferBytes = 1 << 20;
+constexpr size_t kPipeBuffers = 8;
+constexpr size_t kPipeBufferBytes = 256 << 10;
 
 // Reads `in` to its end, hashing it into `raw`, feeding `decoder` (then End) and hashing
 // its output into `diff`; `decoder`'s sink is replaced. The error is the first one in
