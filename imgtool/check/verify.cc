@@ -60,7 +60,6 @@ class CappedReader : public oci::Reader {
   Result<size_t> Read(void* buf, size_t n) override {
     auto got = inner_->Read(buf, static_cast<size_t>(std::min<uint64_t>(n, left_ + 1)));
     if (!got.ok()) {
-      source_failed = true;
       failure_ = got.error();
       return got;
     }
@@ -73,7 +72,7 @@ class CappedReader : public oci::Reader {
     return got;
   }
   bool Caused(const Error& e) const { return failure_ && failure_->kind == e.kind && failure_->message == e.message; }
-  bool longer = false, source_failed = false;
+  bool longer = false;
 
  private:
   std::unique_ptr<oci::Reader> inner_;
