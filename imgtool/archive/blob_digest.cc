@@ -1,24 +1,21 @@
-// DigestLayerBlob: one read of a blob gives both its digest (bytes as stored) and its
-// diff_id (bytes decompressed), the two numbers verify needs.
+// DigestLayerBlob / DigestLayer: one read of a blob gives both its digest (bytes as
+// stored) and its diff_id (bytes decompressed), the two numbers verify needs.
 //
-// Decompression is done here rather than through libarchive's filters: ISA-L inflate is
-// several times faster than zlib, and both decoders check what libarchive skips (gzip
-// CRC32 and ISIZE of every member; zstd frame checksums). A stream that ends early,
-// carries trailing garbage or fails a check is kIntegrity naming the blob.
+// Decompression is done here rather than through libarchive's filters (layer_decoder.h
+// says why). A big layer read with a spare core (core_budget.h) goes on as a pipeline of
+// three threads (digest_pipeline.h); otherwise each chunk is read, hashed, inflated and
+// its output hashed on the caller's thread, which is the fastest order on one core.
 #include <fcntl.h>
-#include <isa-l/igzip_lib.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "archive/archive_util.h"
-#include "archive/gzip_member.h"
+#include "archive/digest_pipeline.h"
 #include "archive/layer.h"
+#include "archive/layer_decoder.h"
 #include "fs/safe_open.h"
 
 namespace imgtool::archive {
@@ -26,164 +23,73 @@ namespace imgtool::archive {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
+// A layer goes on as a pipeline once this much is read: the threads and 4 MiB of pipes
+// are not worth their start for the small blobs of an image.
+constexpr uint64_t kPipelineAfter = 2 << 20;
 
-// Receives the blob's bytes in order; hashes what it decompresses into `diff`.
-class Decoder {
+// One thread: what is decoded is hashed at once, while it is still in the cache.
+class HashingSink : public internal::DecodedSink {
  public:
-  virtual ~Decoder() = default;
-  virtual Status Feed(const uint8_t* data, size_t len) = 0;
-  virtual Status End() = 0;  // the blob ended here
-};
-
-class GzipDecoder : public Decoder {
- public:
-  GzipDecoder(const std::string& blob, oci::Sha256& diff)
-      : blob_(blob), diff_(diff), state_(std::make_unique<inflate_state>()), out_(kChunk) {}
-
-  Status Feed(const uint8_t* data, size_t len) override {
-    state_->next_in = const_cast<uint8_t*>(data);
-    state_->avail_in = static_cast<uint32_t>(len);
-    while (state_->avail_in > 0) {
-      if (!in_member_) {
-        // A gzip file may hold several members back to back; each is checked on its own.
-        if (members_ > 0 && state_->next_in[0] != 0x1f) {
-          return MakeError(ErrorKind::kIntegrity, blob_ + ": trailing data after the gzip stream");
-        }
-        internal::StartGzipMember(state_.get());
-        in_member_ = true;
-      }
-      do {
-        state_->next_out = out_.data();
-        state_->avail_out = static_cast<uint32_t>(out_.size());
-        int rc = isal_inflate(state_.get());
-        if (rc < 0) return Corrupt(rc);
-        size_t produced = out_.size() - state_->avail_out;
-        diff_.Update(out_.data(), produced);
-      } while (state_->avail_out == 0 && state_->block_state != ISAL_BLOCK_FINISH);
-      if (state_->block_state == ISAL_BLOCK_FINISH) {
-        in_member_ = false;
-        ++members_;
-      }
-    }
-    return Status::Ok();
+  explicit HashingSink(oci::Sha256& diff) : diff_(diff), buf_(new uint8_t[kChunk]) {}
+  uint8_t* Room(size_t& size) override {
+    size = kChunk;
+    return buf_.get();
   }
-
-  Status End() override {
-    if (in_member_) return MakeError(ErrorKind::kIntegrity, blob_ + ": truncated gzip stream");
-    return Status::Ok();
-  }
+  void Wrote(size_t n) override { diff_.Update(buf_.get(), n); }
 
  private:
-  Error Corrupt(int rc) const {
-    const char* why = "invalid data";
-    switch (rc) {
-      case ISAL_INVALID_BLOCK:
-        why = "invalid deflate block";
-        break;
-      case ISAL_INVALID_SYMBOL:
-        why = "invalid deflate symbol";
-        break;
-      case ISAL_INVALID_LOOKBACK:
-        why = "invalid back reference";
-        break;
-      case ISAL_INVALID_WRAPPER:
-        why = "bad gzip header or trailing garbage";
-        break;
-      case ISAL_UNSUPPORTED_METHOD:
-        why = "not deflate";
-        break;
-      case ISAL_INCORRECT_CHECKSUM:
-        why = "CRC32 or length mismatch";
-        break;
-      default:
-        break;
-    }
-    return MakeError(ErrorKind::kIntegrity, blob_ + ": corrupt gzip stream (" + why + ")");
-  }
-
-  const std::string& blob_;
   oci::Sha256& diff_;
-  std::unique_ptr<inflate_state> state_;  // ~tens of KiB of tables: on the heap
-  std::vector<uint8_t> out_;
-  bool in_member_ = false;
-  uint64_t members_ = 0;
+  std::unique_ptr<uint8_t[]> buf_;
 };
-
-class ZstdDecoder : public Decoder {
- public:
-  ZstdDecoder(const std::string& blob, oci::Sha256& diff)
-      : blob_(blob), diff_(diff), dctx_(ZSTD_createDCtx()), out_(kChunk) {}
-
-  Status Feed(const uint8_t* data, size_t len) override {
-    if (!dctx_) return MakeError(ErrorKind::kInternal, "zstd: cannot create a decompression context");
-    ZSTD_inBuffer in{data, len, 0};
-    ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-    do {
-      out.pos = 0;
-      size_t rc = ZSTD_decompressStream(dctx_.get(), &out, &in);
-      if (ZSTD_isError(rc)) {
-        return MakeError(ErrorKind::kIntegrity, blob_ + ": corrupt zstd stream (" + ZSTD_getErrorName(rc) + ")");
-      }
-      diff_.Update(out_.data(), out.pos);
-      frame_open_ = rc != 0;  // 0: a frame just ended and is fully flushed
-    } while (in.pos < in.size || out.pos == out.size);
-    return Status::Ok();
-  }
-
-  Status End() override {
-    if (frame_open_) return MakeError(ErrorKind::kIntegrity, blob_ + ": truncated zstd stream");
-    return Status::Ok();
-  }
-
- private:
-  struct DCtxFree {
-    void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
-  };
-  const std::string& blob_;
-  oci::Sha256& diff_;
-  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx_;
-  std::vector<uint8_t> out_;
-  bool frame_open_ = true;
-};
-
-std::unique_ptr<Decoder> DecoderFor(const uint8_t* head, size_t len, const std::string& blob, oci::Sha256& diff) {
-  if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b) return std::make_unique<GzipDecoder>(blob, diff);
-  if (len >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) {
-    return std::make_unique<ZstdDecoder>(blob, diff);
-  }
-  return nullptr;  // an uncompressed tar
-}
 
 Error Errno(const std::string& what) {
   int e = errno;
   return MakeError(e == ENOENT ? ErrorKind::kNotFound : ErrorKind::kInternal, what + ": " + std::strerror(e));
 }
 
+// The first chunk, at least the 4 bytes that hold the magic unless the stream is shorter
+// (a stream may hand them out a few at a time).
+Result<size_t> ReadHead(oci::Reader& in, uint8_t* buf) {
+  size_t len = 0;
+  while (len < 4) {
+    auto got = in.Read(buf + len, kChunk - len);
+    if (!got.ok()) return got.error();
+    if (*got == 0) break;
+    len += *got;
+  }
+  return len;
+}
+
 // Reads the blob once; hashes it as stored and what it decompresses to.
-Result<BlobDigests> DigestStream(oci::Reader& in, const std::string& name, bool decompress) {
+Result<BlobDigests> DigestStream(oci::Reader& in, const std::string& name, bool decompress, CoreBudget* cores) {
   std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
   oci::Sha256 raw;
   oci::Sha256 diff;
-  std::unique_ptr<Decoder> decoder;
-  bool first = true;
-  for (;;) {
+  HashingSink sink(diff);
+  auto head = ReadHead(in, buf.get());
+  if (!head.ok()) return head.error();
+  auto decoder = decompress ? internal::DecoderFor(buf.get(), *head, name) : nullptr;
+  if (decoder) decoder->set_sink(&sink);
+  if (!decoder) cores = nullptr;  // hashing alone: nothing to overlap
+  bool ended = false;
+  for (size_t len = *head; len > 0;) {
+    raw.Update(buf.get(), len);
+    if (decoder) IMGTOOL_TRY(decoder->Feed(buf.get(), len));
+    if (cores && raw.bytes() >= kPipelineAfter && cores->TryTake()) {
+      auto piped = internal::DigestPipelined(in, raw, *decoder, diff);
+      cores->Give();
+      if (piped) {
+        IMGTOOL_TRY(*piped);
+        ended = true;  // read to the end, End() passed
+        break;
+      }
+      cores = nullptr;  // no threads: go on alone
+    }
     auto got = in.Read(buf.get(), kChunk);
     if (!got.ok()) return got.error();
-    if (*got == 0) break;
-    size_t len = *got;
-    // The magic is in the first 4 bytes: a stream may hand them out a few at a time.
-    while (first && len < 4) {
-      auto more = in.Read(buf.get() + len, kChunk - len);
-      if (!more.ok()) return more.error();
-      if (*more == 0) break;
-      len += *more;
-    }
-    raw.Update(buf.get(), len);
-    if (first && decompress) decoder = DecoderFor(buf.get(), len, name, diff);
-    first = false;
-    if (decoder) IMGTOOL_TRY(decoder->Feed(buf.get(), len));
+    len = *got;
   }
-  if (decoder) IMGTOOL_TRY(decoder->End());
+  if (decoder && !ended) IMGTOOL_TRY(decoder->End());
   BlobDigests d;
   d.size = raw.bytes();
   d.uncompressed_size = decoder ? diff.bytes() : d.size;
@@ -194,8 +100,8 @@ Result<BlobDigests> DigestStream(oci::Reader& in, const std::string& name, bool 
 
 }  // namespace
 
-Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress) {
-  return DigestStream(blob, name, decompress);
+Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress, CoreBudget* cores) {
+  return DigestStream(blob, name, decompress, cores);
 }
 
 Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
@@ -203,7 +109,7 @@ Result<BlobDigests> DigestLayerBlob(const std::string& blob_path) {
   if (!fd) return Errno("opening " + blob_path);
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   fs::FdReader reader(std::move(fd));
-  return DigestStream(reader, blob_path, true);
+  return DigestStream(reader, blob_path, true, nullptr);
 }
 
 }  // namespace imgtool::archive

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "archive/core_budget.h"
 #include "fs/atomic_file.h"
 #include "fs/safe_open.h"
 #include "oci/digest.h"
@@ -140,7 +141,11 @@ struct BlobDigests {
 // corrupt compressed stream is a kIntegrity error naming `name`.
 Result<BlobDigests> DigestLayerBlob(const std::string& blob_path);
 // `decompress` false: the sha256 as stored only (diff_id = digest), nothing inflated.
-Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress = true);
+// `cores`: a big compressed layer takes a spare core from it (while there is one) and
+// goes on as a pipeline of three threads, same results and errors (core_budget.h);
+// nullptr: the caller's thread only.
+Result<BlobDigests> DigestLayer(oci::Reader& blob, const std::string& name, bool decompress = true,
+                                CoreBudget* cores = nullptr);
 
 // Content of the regular file at `path` ("etc/passwd") in the layer, or kNotFound.
 // Refuses files larger than max_bytes.

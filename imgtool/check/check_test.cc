@@ -228,6 +228,77 @@ TEST(Verify, ASourceThatNeverEndsIsCutAtTheDescriptorsSize) {
   EXPECT_NE(report->problems[0].what.find("more than the"), std::string::npos) << report->problems[0].what;
 }
 
+// A big layer read on two cores goes on as a pipeline (read + hash, inflate, hash):
+// whatever is wrong with it, the problems named are those one core names.
+std::string Noise(size_t n) {
+  std::string s(n, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : s) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    c = static_cast<char>(x >> 56);
+  }
+  return s;
+}
+
+// An image whose one layer is `blob`, named with `size` and the config's `diff_id`.
+oci::Descriptor ImageOfLayer(FakeStore& store, const std::string& blob, int64_t size, const oci::Digest& diff_id) {
+  oci::Json cfg = oci::NewImageConfig("linux", "amd64");
+  oci::AppendLayerToConfig(cfg, diff_id, {"1970-01-01T00:00:00Z", "test", false});
+  oci::Manifest m;
+  m.layers.push_back(store.Add(blob, oci::kMediaTypeLayerGzip));
+  m.layers[0].size = size;
+  m.config = store.Add(*oci::CanonicalJson(cfg), oci::kMediaTypeConfig);
+  return store.Add(*oci::SerializeManifest(m), oci::kMediaTypeManifest);
+}
+
+std::string Problems(const FakeStore& store, const oci::Descriptor& top, int cpus) {
+  VerifyOptions o;
+  o.cpus = cpus;
+  auto report = Verify(store, top, o);
+  if (!report.ok()) return "error: " + report.error().message;
+  std::string out = std::to_string(report->layers_decompressed) + " decompressed;";
+  for (const auto& p : report->problems) out += " " + p.blob + ": " + p.what + ";";
+  return out;
+}
+
+// Text inflates slower than it hashes, so the pipeline's reader runs ahead of its inflater.
+std::string Text(size_t n) {
+  std::string s;
+  for (uint64_t i = 0; s.size() < n; ++i) s += "entry " + std::to_string(i * 2654435761u % 1000003) + " of a log\n";
+  return s;
+}
+
+TEST(Verify, ABigLayerOnAPipelineFindsWhatOneCoreFinds) {
+  oci::Digest diff_id;
+  const std::string gz = GzipLayer(Noise(3 << 20) + Text(16 << 20), diff_id);
+  std::string flipped = gz;
+  flipped[gz.size() * 6 / 10] ^= 0x5a;
+  const std::string junk = Noise(4 << 20);  // starts with no gzip magic
+  const int64_t n = static_cast<int64_t>(gz.size());
+  struct Case {
+    const char* what;
+    std::string blob;
+    int64_t size;
+    oci::Digest diff_id;
+  };
+  const std::vector<Case> cases = {
+      {"clean", gz, n, diff_id},
+      {"wrong diff_id", gz, n, oci::Digest::Of("another tar")},
+      {"wrong digest (a flipped byte)", flipped, n, diff_id},
+      {"truncated", gz.substr(0, gz.size() * 7 / 10), n, diff_id},
+      {"longer than named", gz + junk, n, diff_id},
+      // The junk is refused at once; the read ahead reaches the named size after it.
+      {"junk, then past the named size", gz + junk, n + (2 << 20), diff_id},
+  };
+  for (const auto& c : cases) {
+    FakeStore store;
+    auto top = ImageOfLayer(store, c.blob, c.size, c.diff_id);
+    std::string one = Problems(store, top, 1);
+    EXPECT_EQ(Problems(store, top, 2), one) << c.what;
+    EXPECT_EQ(one == "1 decompressed;", std::string(c.what) == "clean") << c.what << ": " << one;
+  }
+}
+
 // An index of `n` entries, each naming `child` (the amplification of issue 24: each entry
 // once re-read the whole image).
 oci::Descriptor IndexOf(FakeStore& store, const oci::Descriptor& child, size_t n) {

@@ -9,6 +9,7 @@
 
 #include "archive/layer.h"
 #include "check/stored_blob.h"
+#include "fs/cpus.h"
 #include "oci/counting_store.h"
 #include "oci/image_config.h"
 #include "oci/list_limit.h"
@@ -50,34 +51,39 @@ void AddProblems(VerifyReport& report, const oci::Digest& d, const std::vector<s
 }
 
 // Passes at most `limit` bytes through and says why a read stopped: the source went on
-// past them, or the source itself failed (then a decoding failure is neither).
+// past them, or the source itself failed. A layer read on a pipeline reads ahead of its
+// inflater, so a read may fail after a decoding error it never sees: Caused says whether
+// the error a digest returned is the one this reader gave.
 class CappedReader : public oci::Reader {
  public:
   CappedReader(std::unique_ptr<oci::Reader> inner, uint64_t limit) : inner_(std::move(inner)), left_(limit) {}
   Result<size_t> Read(void* buf, size_t n) override {
     auto got = inner_->Read(buf, static_cast<size_t>(std::min<uint64_t>(n, left_ + 1)));
     if (!got.ok()) {
-      source_failed = true;
+      failure_ = got.error();
       return got;
     }
     if (*got > left_) {
       longer = true;
-      return MakeError(ErrorKind::kIntegrity, "more bytes than the descriptor names");
+      failure_ = MakeError(ErrorKind::kIntegrity, "more bytes than the descriptor names");
+      return *failure_;
     }
     left_ -= *got;
     return got;
   }
-  bool longer = false, source_failed = false;
+  bool Caused(const Error& e) const { return failure_ && failure_->kind == e.kind && failure_->message == e.message; }
+  bool longer = false;
 
  private:
   std::unique_ptr<oci::Reader> inner_;
   uint64_t left_;
+  std::optional<Error> failure_;
 };
 
 // One read of a blob: its size and sha256 as far as `plan.limit`, and its diff_id when
 // asked (from this user's record of these bytes when there is one, else inflated).
 StoredBlob ReadStored(const oci::BlobStore& store, const oci::Descriptor& d, const ReadPlan& plan,
-                      const VerifyOptions& options, VerifyReport& counts) {
+                      const VerifyOptions& options, archive::CoreBudget& cores, VerifyReport& counts) {
   StoredBlob out;
   auto raw = store.OpenBlob(d);
   if (!raw.ok()) {
@@ -88,11 +94,12 @@ StoredBlob ReadStored(const oci::BlobStore& store, const oci::Descriptor& d, con
   auto known = plan.inflate && !options.decompress_all ? options.known.Find(d.digest) : std::nullopt;
   bool inflate = plan.inflate && !known;
   CappedReader capped(std::move(*raw), plan.limit);
-  auto digests = archive::DigestLayer(capped, d.digest.str(), inflate);
+  auto digests = archive::DigestLayer(capped, d.digest.str(), inflate, &cores);
   if (!digests.ok()) {
-    if (capped.longer) {
+    const bool from_source = capped.Caused(digests.error());
+    if (from_source && capped.longer) {
       out.longer_than = plan.limit;
-    } else if (inflate && !capped.source_failed) {
+    } else if (inflate && !from_source) {
       out.inflate_error = digests.error().message;
     } else {
       out.error = ErrorText(digests.error());
@@ -139,18 +146,25 @@ std::vector<std::pair<oci::Descriptor, ReadPlan>> PlanReads(const Walk& w, const
   return out;
 }
 
-// The planned reads on several threads (each reads, hashes and inflates its own).
+// The planned reads on a thread per core (each reads, hashes and inflates its own). The
+// cores no thread holds, at the start or once a thread runs out of blobs, let a big layer
+// still being read go on as a pipeline (archive/core_budget.h): one big layer and a few
+// small ones use every core, many layers use no more threads than cores.
 void RunReads(Walk& w, const std::vector<std::pair<oci::Descriptor, ReadPlan>>& plans) {
   const size_t n = plans.size();
   std::vector<StoredBlob> results(n);
   std::vector<VerifyReport> counts(n);
   std::atomic<size_t> next{0};
+  const int usable = w.options.cpus > 0 ? w.options.cpus : fs::UsableCpus();
+  const size_t cpus = std::clamp<size_t>(static_cast<size_t>(usable), 1, kMaxThreads);
+  const size_t threads = std::min(n, cpus);
+  archive::CoreBudget cores(static_cast<int>(cpus - threads));
   auto worker = [&] {
     for (size_t i = next++; i < n; i = next++) {
-      results[i] = ReadStored(w.store, plans[i].first, plans[i].second, w.options, counts[i]);
+      results[i] = ReadStored(w.store, plans[i].first, plans[i].second, w.options, cores, counts[i]);
     }
+    cores.Give();
   };
-  size_t threads = std::min<size_t>(n, std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxThreads));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

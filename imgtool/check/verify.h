@@ -53,6 +53,9 @@ struct VerifyOptions {
   archive::KnownDiffIds known;            // disabled: every layer decompressed, nothing recorded
   bool decompress_all = false;            // consult no record, but still record what is derived
   std::optional<oci::Platform> platform;  // an index: check only this child (and the index)
+  // Cores to read on (a thread per layer; one left over lets a big layer go on as a
+  // pipeline: archive/core_budget.h); 0: those this process may run on (fs::UsableCpus).
+  int cpus = 0;
 };
 
 // An error only when nothing could be checked (an unsupported media type, an index
